@@ -1,0 +1,45 @@
+/* Internal tensor layout, shared by core, kernels and eager. Not a public header. */
+#ifndef TFC_CORE_TENSOR_INTERNAL_H
+#define TFC_CORE_TENSOR_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "tfc/tensor.h"
+
+typedef struct tfc_buffer {
+    atomic_int refcount;
+    void *data;
+    size_t size;
+    void (*dealloc)(void *data, size_t size, void *arg); /* NULL with owned: tfc_aligned_free */
+    void *arg;
+    bool owned;
+    bool strings; /* holds tfc_tstring elements to release */
+    int64_t n_strings;
+} tfc_buffer;
+
+struct tfc_tensor {
+    atomic_int refcount;
+    tfc_dtype dtype;
+    tfc_shape shape;
+    int64_t num_elements;
+    tfc_buffer *buf;   /* NULL for symbolic tensors */
+    void *data;        /* buf->data (or NULL) */
+    uint64_t id;       /* unique per process; tapes track tensors by id */
+    void *resource;    /* TFC_RESOURCE scalars: the referenced resource (refcounted by its owner) */
+    void (*resource_release)(void *resource);
+    void *node;        /* graph tracing: producing node (symbolic tensors) */
+    int node_output;
+};
+
+/* New tensor with uninitialised data (zeroed for strings). dims must be validated non-negative. */
+tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *st);
+/* New tensor sharing buf (ref taken). */
+tfc_tensor *tfc_tensor_share(tfc_tensor *src, const tfc_shape *shape, tfc_status *st);
+uint64_t tfc_tensor_next_id(void);
+/* Resource scalar referring to `res`; release(res) runs when the tensor is freed. */
+tfc_tensor *tfc_tensor_resource(void *res, void (*acquire)(void *), void (*release)(void *), tfc_status *st);
+
+static inline void *tfc_tdata(const tfc_tensor *t) { return t->data; }
+#define TFC_DATA(T, t) ((T *)(t)->data)
+
+#endif

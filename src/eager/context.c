@@ -1,0 +1,99 @@
+/* Eager context and scopes. */
+#include <string.h>
+
+#include "eager/context_internal.h"
+#include "kernels/cpu/kernels.h"
+
+tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
+    tfc_cpu_kernels_init();
+    tfc_ctx *ctx = tfc_calloc(1, sizeof *ctx);
+    if (!ctx) {
+        tfc_status_oom(st, "context", sizeof *ctx);
+        return NULL;
+    }
+    ctx->pool = tfc_threadpool_new(opts ? opts->intra_op_threads : 0);
+    if (!ctx->pool) {
+        tfc_free(ctx);
+        tfc_status_oom(st, "context thread pool", 0);
+        return NULL;
+    }
+    if (opts && opts->has_seed) tfc_ctx_set_seed(ctx, opts->seed);
+    tfc_status_clear(st);
+    return ctx;
+}
+
+void tfc_ctx_free(tfc_ctx *ctx) {
+    if (!ctx) return;
+    while (ctx->n_scopes > 0) tfc_scope_end(ctx);
+    tfc_free(ctx->scopes);
+    tfc_threadpool_free(ctx->pool);
+    tfc_free(ctx);
+}
+
+tfc_threadpool *tfc_ctx_pool(tfc_ctx *ctx) { return ctx->pool; }
+
+void tfc_ctx_set_seed(tfc_ctx *ctx, int64_t seed) {
+    ctx->global_seed = seed;
+    ctx->has_seed = true;
+    ctx->op_seed_counter = 0;
+}
+
+bool tfc_scope_begin(tfc_ctx *ctx, tfc_status *st) {
+    if (ctx->n_scopes == ctx->cap_scopes) {
+        int cap = ctx->cap_scopes ? ctx->cap_scopes * 2 : 8;
+        tfc_scope *s = tfc_realloc(ctx->scopes, (size_t)cap * sizeof *s);
+        if (!s) return tfc_status_oom(st, "scope", (size_t)cap * sizeof *s);
+        ctx->scopes = s;
+        ctx->cap_scopes = cap;
+    }
+    memset(&ctx->scopes[ctx->n_scopes++], 0, sizeof(tfc_scope));
+    return true;
+}
+
+bool tfc_scope_track(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st) {
+    if (ctx->n_scopes == 0) return true;
+    tfc_scope *s = &ctx->scopes[ctx->n_scopes - 1];
+    if (s->n == s->cap) {
+        int64_t cap = s->cap ? s->cap * 2 : 64;
+        tfc_tensor **items = tfc_realloc(s->items, (size_t)cap * sizeof *items);
+        if (!items) {
+            tfc_tensor_unref(t);
+            return tfc_status_oom(st, "scope", (size_t)cap * sizeof *items);
+        }
+        s->items = items;
+        s->cap = cap;
+    }
+    s->items[s->n++] = t;
+    return true;
+}
+
+void tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n) {
+    if (ctx->n_scopes == 0) return;
+    tfc_scope s = ctx->scopes[--ctx->n_scopes];
+    for (int64_t i = 0; i < s.n; i++) {
+        bool kept = false;
+        for (int k = 0; k < n && !kept; k++) kept = keep[k] == s.items[i];
+        if (kept) {
+            tfc_status st = TFC_STATUS_INIT;
+            tfc_scope_track(ctx, s.items[i], &st); /* on OOM the tensor is released: the caller sees NULL data */
+        } else {
+            tfc_tensor_unref(s.items[i]);
+        }
+    }
+    tfc_free(s.items);
+}
+
+void tfc_scope_end(tfc_ctx *ctx) { tfc_scope_end_keep(ctx, NULL, 0); }
+
+tfc_tensor *tfc_keep(tfc_ctx *ctx, tfc_tensor *t) {
+    if (!t) return NULL;
+    for (int k = ctx->n_scopes - 1; k >= 0; k--) {
+        tfc_scope *s = &ctx->scopes[k];
+        for (int64_t i = s->n - 1; i >= 0; i--)
+            if (s->items[i] == t) {
+                s->items[i] = s->items[--s->n];
+                return t; /* the scope's reference is now the caller's */
+            }
+    }
+    return t;
+}

@@ -1,0 +1,41 @@
+/* Internal: the eager context, scopes and tape hooks. */
+#ifndef TFC_EAGER_CONTEXT_INTERNAL_H
+#define TFC_EAGER_CONTEXT_INTERNAL_H
+
+#include "core/tensor_internal.h"
+#include "ops/registry.h"
+#include "tfc/eager.h"
+
+typedef struct tfc_scope {
+    tfc_tensor **items;
+    int64_t n, cap;
+} tfc_scope;
+
+#define TFC_MAX_TAPES 32
+
+struct tfc_ctx {
+    tfc_threadpool *pool;
+    int64_t global_seed;
+    bool has_seed;
+    int64_t op_seed_counter; /* TensorFlow's per-op seed counter under a global seed */
+    tfc_scope *scopes;
+    int n_scopes, cap_scopes;
+    tfc_tape *tapes[TFC_MAX_TAPES]; /* active tapes, innermost last */
+    int n_tapes;
+    int record_paused; /* > 0 while custom_gradient runs its forward function */
+};
+
+/* Registers t in the innermost scope (if any). False when out of memory (t is then released). */
+bool tfc_scope_track(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st);
+/* Ends the innermost scope but moves keep[0..n) to the enclosing scope (or to the caller). */
+void tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n);
+
+/* Tape hook called by execute after an op ran: records it on every active tape that watches an input. */
+bool tfc_tape_record_op(tfc_ctx *ctx, const tfc_op *op, const tfc_attrs *attrs, tfc_tensor *const *in, int n_in,
+                        tfc_tensor *const *out, int n_out, tfc_status *st);
+/* True when some active tape is recording and watches one of the inputs. */
+bool tfc_tape_should_record(tfc_ctx *ctx, tfc_tensor *const *in, int n_in);
+/* Called when ReadVariableOp reads v: tapes that watch accessed variables watch v. */
+void tfc_tape_variable_accessed(tfc_ctx *ctx, tfc_variable *v);
+
+#endif

@@ -1,0 +1,149 @@
+/* The single op entry point (DESIGN §3): resolve attrs, infer shapes, run the kernel, record on tapes. */
+#include <string.h>
+
+#include "core/variable.h"
+#include "eager/context_internal.h"
+
+static void unref_all(tfc_tensor **t, int n) {
+    for (int i = 0; i < n; i++) {
+        tfc_tensor_unref(t[i]);
+        t[i] = NULL;
+    }
+}
+
+int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
+                   int n_attrs, tfc_tensor **out, int max_out, tfc_status *st) {
+    const char *name = op->def->name;
+    if (n_in < 0 || n_in > TFC_MAX_IO) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %d inputs is outside [0, %d]", name, n_in, TFC_MAX_IO);
+        return -1;
+    }
+    tfc_attrs ra;
+    int n_out = 0;
+    tfc_shape_ctx sc;
+    tfc_shape in_shapes[TFC_MAX_IO], out_shapes[TFC_MAX_IO];
+    tfc_dtype in_dtypes[TFC_MAX_IO], out_dtypes[TFC_MAX_IO];
+    if (!tfc_resolve_call(op, in, n_in, attrs, n_attrs, &ra, &n_out, out_dtypes, st)) return -1;
+    if (n_out > max_out) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s produces %d outputs but room was given for %d", name, n_out, max_out);
+        return -1;
+    }
+    for (int i = 0; i < n_in; i++) {
+        in_shapes[i] = in[i]->shape;
+        in_dtypes[i] = in[i]->dtype;
+    }
+    for (int i = 0; i < n_out; i++) out_shapes[i].rank = -1;
+    sc = (tfc_shape_ctx){.op = op->def, .attrs = &ra, .n_in = n_in, .in_shapes = in_shapes, .in_dtypes = in_dtypes,
+                         .in_values = in, .n_out = n_out, .out_shapes = out_shapes, .out_dtypes = out_dtypes};
+    if (op->def->shape && !op->def->shape(&sc, st)) return -1;
+
+    if (!op->cpu_kernel) {
+        tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: no CPU kernel registered", name);
+        return -1;
+    }
+    tfc_tensor *res[TFC_MAX_IO] = {0};
+    for (int i = 0; i < n_out; i++) {
+        if (!tfc_shape_is_fully_defined(&out_shapes[i])) continue;
+        if (!(res[i] = tfc_tensor_alloc(out_dtypes[i], &out_shapes[i], st))) {
+            unref_all(res, n_out);
+            if (st->code == TFC_INVALID_ARGUMENT) {
+                char m[sizeof st->msg];
+                memcpy(m, st->msg, sizeof m);
+                tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %s", name, m);
+            }
+            return -1;
+        }
+    }
+    tfc_kernel_ctx k = {.ctx = ctx, .op = op->def, .attrs = &ra, .n_in = n_in, .in = in, .n_out = n_out,
+                        .out = res, .pool = ctx->pool};
+    /* kernels may allocate outputs with data-dependent shapes; they use sc's dtypes */
+    k.attrs = &ra;
+    if (!op->cpu_kernel(&k, st)) {
+        unref_all(res, n_out);
+        return -1;
+    }
+    for (int i = 0; i < n_out; i++)
+        if (!res[i]) {
+            unref_all(res, n_out);
+            tfc_status_set(st, TFC_INTERNAL, "%s: kernel did not produce output %d", name, i);
+            return -1;
+        }
+    if (ctx->n_tapes && n_in == 1 && in[0]->dtype == TFC_RESOURCE && in[0]->resource && !strcmp(name, "ReadVariableOp"))
+        tfc_tape_variable_accessed(ctx, in[0]->resource);
+    if (ctx->n_tapes && !ctx->record_paused && tfc_tape_should_record(ctx, in, n_in) &&
+        !tfc_tape_record_op(ctx, op, &ra, in, n_in, res, n_out, st)) {
+        unref_all(res, n_out);
+        return -1;
+    }
+    for (int i = 0; i < n_out; i++) {
+        out[i] = res[i];
+        if (!tfc_scope_track(ctx, res[i], st)) {
+            for (int j = i + 1; j < n_out; j++) tfc_tensor_unref(res[j]);
+            return -1;
+        }
+    }
+    tfc_status_clear(st);
+    return n_out;
+}
+
+int tfc_execute(tfc_ctx *ctx, const char *name, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
+                tfc_tensor **out, int max_out, tfc_status *st) {
+    const tfc_op *op = tfc_op_lookup(name ? name : "");
+    if (!op) {
+        tfc_status_set(st, TFC_NOT_FOUND, "Op type not registered '%s'", name ? name : "(null)");
+        return -1;
+    }
+    return tfc_execute_op(ctx, op, in, n_in, attrs, n_attrs, out, max_out, st);
+}
+
+tfc_tensor *tfc_emit(tfc_ctx *ctx, const char *name, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
+                     int n_attrs, tfc_status *st) {
+    tfc_tensor *out[TFC_MAX_IO];
+    int n = tfc_execute(ctx, name, in, n_in, attrs, n_attrs, out, TFC_MAX_IO, st);
+    if (n < 0) return NULL;
+    if (n != 1) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s has %d outputs; tfc_emit needs exactly one", name, n);
+        if (ctx->n_scopes == 0)
+            for (int i = 0; i < n; i++) tfc_tensor_unref(out[i]);
+        return NULL;
+    }
+    return out[0];
+}
+
+/* ---- kernel helpers ---- */
+tfc_tensor *tfc_kernel_alloc_output(tfc_kernel_ctx *k, int i, const int64_t *dims, int rank, tfc_status *st) {
+    tfc_shape s;
+    if (i < 0 || i >= k->n_out) {
+        tfc_status_set(st, TFC_INTERNAL, "%s: output %d out of range", k->op->name, i);
+        return NULL;
+    }
+    if (!tfc_shape_make(&s, dims, rank, st)) return NULL;
+    tfc_dtype dt = k->out[i] ? k->out[i]->dtype : TFC_INVALID_DTYPE;
+    if (!dt) {
+        /* dtype comes from the op's output spec: recompute from the resolved attrs */
+        const tfc_op *op = k->attrs->op;
+        int n = 0;
+        for (int a = 0; a < op->n_out_args && !dt; a++) {
+            const tfc_arg_spec *sp = &op->out[a];
+            int64_t cnt = sp->kind == TFC_ARG_N_TYPE ? k->attrs->a[sp->number_attr].v.i
+                          : sp->kind == TFC_ARG_TYPE_LIST ? k->attrs->a[sp->type_attr].n : 1;
+            if (i < n + cnt) {
+                if (sp->kind == TFC_ARG_FIXED || (sp->kind == TFC_ARG_N_TYPE && sp->type_attr < 0)) dt = sp->fixed;
+                else if (sp->kind == TFC_ARG_TYPE_LIST) dt = k->attrs->a[sp->type_attr].v.types[i - n];
+                else dt = k->attrs->a[sp->type_attr].v.type;
+            }
+            n += (int)cnt;
+        }
+    }
+    tfc_tensor_unref(k->out[i]);
+    k->out[i] = tfc_tensor_alloc(dt, &s, st);
+    return k->out[i];
+}
+
+bool tfc_kernel_forward_input(tfc_kernel_ctx *k, int j, int i, const tfc_shape *shape, tfc_status *st) {
+    tfc_tensor *t = tfc_tensor_share(k->in[j], shape ? shape : &k->in[j]->shape, st);
+    if (!t) return false;
+    tfc_tensor_unref(k->out[i]);
+    k->out[i] = t;
+    return true;
+}

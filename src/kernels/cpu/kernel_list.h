@@ -1,0 +1,12 @@
+/* CPU kernel families: one line per src/kernels/cpu/<fam>.c exporting tfc_cpu_kernels_<fam>. */
+#ifndef TFC_KERNELS_CPU_KERNEL_LIST_H
+#define TFC_KERNELS_CPU_KERNEL_LIST_H
+
+#define TFC_KERNEL_FAMILIES     \
+    TFC_KERNEL_FAMILY(math)     \
+    TFC_KERNEL_FAMILY(array)    \
+    TFC_KERNEL_FAMILY(nn)       \
+    TFC_KERNEL_FAMILY(random)   \
+    TFC_KERNEL_FAMILY(resource)
+
+#endif

@@ -1,0 +1,314 @@
+/* Resolving the attrs of an op call (TensorFlow's eager attr inference) and reading resolved attrs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/tensor_internal.h"
+#include "ops/registry.h"
+
+static bool kind_compatible(tfc_attr_kind spec, tfc_attr *given) {
+    if (spec == given->kind) return true;
+    if (spec == TFC_ATTR_FLOAT && given->kind == TFC_ATTR_INT) {
+        given->kind = TFC_ATTR_FLOAT;
+        given->v.f = (double)given->v.i;
+        return true;
+    }
+    if (spec == TFC_ATTR_SHAPE && given->kind == TFC_ATTR_LIST_INT) {
+        given->kind = TFC_ATTR_SHAPE;
+        return true;
+    }
+    if (spec == TFC_ATTR_LIST_INT && given->kind == TFC_ATTR_SHAPE) {
+        given->kind = TFC_ATTR_LIST_INT;
+        return true;
+    }
+    return false;
+}
+
+static const char *kind_name(tfc_attr_kind k) {
+    static const char *const n[] = {"none", "int", "float", "bool", "type", "string", "shape", "tensor",
+                                    "list(int)", "list(float)", "list(type)", "list(string)"};
+    return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
+}
+
+static bool set_type_attr(const tfc_op *op, tfc_attrs *ra, int idx, tfc_dtype dt, int input_pos, tfc_status *st) {
+    tfc_attr *a = &ra->a[idx];
+    if (a->kind == TFC_ATTR_TYPE) {
+        if (a->v.type != dt)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                  "cannot compute %s as input #%d(zero-based) was expected to be a %s tensor but is a %s tensor",
+                                  op->def->name, input_pos, tfc_dtype_name(a->v.type), tfc_dtype_name(dt));
+        return true;
+    }
+    a->name = op->attrs[idx].name;
+    a->kind = TFC_ATTR_TYPE;
+    a->v.type = dt;
+    return true;
+}
+
+static bool check_allowed(const tfc_op *op, const tfc_attr_spec *s, const tfc_attr *a, tfc_status *st) {
+    char list[256];
+    size_t k = 0;
+    list[0] = 0;
+    if (s->kind == TFC_ATTR_TYPE && s->n_types) {
+        for (int i = 0; i < s->n_types; i++)
+            if (s->types[i] == a->v.type) return true;
+        for (int i = 0; i < s->n_types && k < sizeof list; i++)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", tfc_dtype_name(s->types[i]));
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: value for attr '%s' of %s is not in the list of allowed values: %s", op->def->name,
+                              s->name, tfc_dtype_name(a->v.type), list);
+    }
+    if (s->kind == TFC_ATTR_STRING && s->n_strs) {
+        for (int i = 0; i < s->n_strs; i++)
+            if (a->v.s && !strcmp(s->strs[i], a->v.s)) return true;
+        for (int i = 0; i < s->n_strs && k < sizeof list; i++)
+            k += (size_t)snprintf(list + k, sizeof list - k, "%s\"%s\"", i ? ", " : "", s->strs[i]);
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: value for attr '%s' of \"%s\" is not in the list of allowed values: %s",
+                              op->def->name, s->name, a->v.s ? a->v.s : "", list);
+    }
+    if (s->has_min) {
+        int64_t v = s->kind == TFC_ATTR_INT ? a->v.i : a->n;
+        if (v < s->min)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: value for attr '%s' of %lld must be at least minimum %lld",
+                                  op->def->name, s->name, (long long)v, (long long)s->min);
+    }
+    return true;
+}
+
+bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
+                      tfc_attrs *ra, int *n_out, tfc_dtype *out_dtypes, tfc_status *st) {
+    const char *name = op->def->name;
+    ra->op = op;
+    ra->n = op->n_attrs;
+    ra->owned = NULL;
+    for (int i = 0; i < op->n_attrs; i++) ra->a[i].kind = TFC_ATTR_NONE;
+    for (int i = 0; i < n_attrs; i++) {
+        int idx = tfc_op_attr_index(op, attrs[i].name ? attrs[i].name : "");
+        if (idx < 0)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: unknown attr '%s'", name,
+                                  attrs[i].name ? attrs[i].name : "(null)");
+        tfc_attr a = attrs[i];
+        if (!kind_compatible(op->attrs[idx].kind, &a))
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' must be %s, got %s", name, attrs[i].name,
+                                  kind_name(op->attrs[idx].kind), kind_name(attrs[i].kind));
+        if ((a.kind == TFC_ATTR_STRING && !a.v.s) || (a.kind >= TFC_ATTR_LIST_INT && a.n > 0 && !a.v.ints) ||
+            (a.kind >= TFC_ATTR_LIST_INT && a.n < 0) || (a.kind == TFC_ATTR_TENSOR && !a.v.tensor))
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' has no value", name, attrs[i].name);
+        a.name = op->attrs[idx].name;
+        ra->a[idx] = a;
+    }
+    for (int i = 0; i < n_in; i++)
+        if (!in[i]) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: input #%d is NULL", name, i);
+
+    /* How many inputs belong to list args. */
+    int singles = 0, n_lists = 0;
+    for (int a = 0; a < op->n_in_args; a++) {
+        if (op->in[a].kind == TFC_ARG_TYPE_ATTR || op->in[a].kind == TFC_ARG_FIXED) singles++;
+        else n_lists++;
+    }
+    int rest = n_in - singles;
+    if (rest < 0 || (n_lists == 0 && rest != 0)) {
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s expects %d inputs, got %d", name, singles, n_in);
+    }
+    int pos = 0;
+    for (int a = 0; a < op->n_in_args; a++) {
+        const tfc_arg_spec *s = &op->in[a];
+        switch (s->kind) {
+        case TFC_ARG_FIXED:
+            if (pos >= n_in) goto count;
+            if (in[pos]->dtype != s->fixed)
+                return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                      "cannot compute %s as input #%d(zero-based) was expected to be a %s tensor but is a %s tensor",
+                                      name, pos, tfc_dtype_name(s->fixed), tfc_dtype_name(in[pos]->dtype));
+            pos++;
+            break;
+        case TFC_ARG_TYPE_ATTR:
+            if (pos >= n_in) goto count;
+            if (!set_type_attr(op, ra, s->type_attr, in[pos]->dtype, pos, st)) return false;
+            pos++;
+            break;
+        case TFC_ARG_N_TYPE: {
+            tfc_attr *na = &ra->a[s->number_attr];
+            if (na->kind != TFC_ATTR_INT) {
+                na->name = op->attrs[s->number_attr].name;
+                na->kind = TFC_ATTR_INT;
+                na->v.i = n_lists ? rest / n_lists : 0;
+            }
+            int64_t cnt = na->v.i;
+            if (cnt < 0 || pos + cnt > n_in) goto count;
+            for (int64_t k = 0; k < cnt; k++, pos++) {
+                if (s->type_attr >= 0) {
+                    if (!set_type_attr(op, ra, s->type_attr, in[pos]->dtype, pos, st)) return false;
+                } else if (in[pos]->dtype != s->fixed) {
+                    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: input #%d must be %s, got %s", name, pos,
+                                          tfc_dtype_name(s->fixed), tfc_dtype_name(in[pos]->dtype));
+                }
+            }
+            break;
+        }
+        case TFC_ARG_TYPE_LIST: {
+            int cnt = n_lists ? rest / n_lists : 0;
+            tfc_attr *ta = &ra->a[s->type_attr];
+            if (pos + cnt > n_in || cnt > TFC_MAX_IO) goto count;
+            for (int k = 0; k < cnt; k++) ra->type_lists[k] = in[pos + k]->dtype;
+            ta->name = op->attrs[s->type_attr].name;
+            ta->kind = TFC_ATTR_LIST_TYPE;
+            ta->n = cnt;
+            ta->v.types = ra->type_lists;
+            pos += cnt;
+            break;
+        }
+        }
+    }
+    if (pos != n_in) goto count;
+
+    for (int i = 0; i < op->n_attrs; i++) {
+        const tfc_attr_spec *s = &op->attrs[i];
+        if (ra->a[i].kind == TFC_ATTR_NONE) {
+            if (!s->has_default)
+                return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: missing attr '%s'", name, s->name);
+            ra->a[i] = s->dflt;
+        }
+        if (!check_allowed(op, s, &ra->a[i], st)) return false;
+    }
+
+    int n = 0;
+    for (int a = 0; a < op->n_out_args; a++) {
+        const tfc_arg_spec *s = &op->out[a];
+        int64_t cnt = 1;
+        if (s->kind == TFC_ARG_N_TYPE) cnt = ra->a[s->number_attr].v.i;
+        if (s->kind == TFC_ARG_TYPE_LIST) cnt = ra->a[s->type_attr].n;
+        if (cnt < 0 || n + cnt > TFC_MAX_IO)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %lld outputs is more than the %d supported", name,
+                                  (long long)(n + cnt), TFC_MAX_IO);
+        for (int64_t k = 0; k < cnt; k++, n++) {
+            if (s->kind == TFC_ARG_FIXED || (s->kind == TFC_ARG_N_TYPE && s->type_attr < 0))
+                out_dtypes[n] = s->fixed;
+            else if (s->kind == TFC_ARG_TYPE_LIST)
+                out_dtypes[n] = ra->a[s->type_attr].v.types[k];
+            else
+                out_dtypes[n] = ra->a[s->type_attr].v.type;
+        }
+    }
+    *n_out = n;
+    return true;
+count:
+    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: wrong number of inputs (%d given)", name, n_in);
+}
+
+/* ---- deep copies for tapes and graphs ---- */
+tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
+    size_t extra = 0;
+    for (int i = 0; i < src->n; i++) {
+        const tfc_attr *a = &src->a[i];
+        switch (a->kind) {
+        case TFC_ATTR_STRING: extra += strlen(a->v.s) + 1; break;
+        case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: extra += (size_t)(a->n > 0 ? a->n : 0) * 8; break;
+        case TFC_ATTR_LIST_FLOAT: extra += (size_t)a->n * 8; break;
+        case TFC_ATTR_LIST_TYPE: extra += (size_t)a->n * sizeof(tfc_dtype); break;
+        case TFC_ATTR_LIST_STRING:
+            extra += (size_t)a->n * sizeof(char *);
+            for (int k = 0; k < a->n; k++) extra += strlen(a->v.strs[k]) + 1;
+            break;
+        default: break;
+        }
+        extra = (extra + 7) & ~(size_t)7;
+    }
+    tfc_attrs *c = tfc_malloc(sizeof *c + extra);
+    if (!c) return NULL;
+    *c = *src;
+    char *p = (char *)(c + 1);
+    for (int i = 0; i < src->n; i++) {
+        tfc_attr *a = &c->a[i];
+        size_t n = 0;
+        switch (a->kind) {
+        case TFC_ATTR_STRING: n = strlen(a->v.s) + 1; memcpy(p, a->v.s, n); a->v.s = p; break;
+        case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT:
+        case TFC_ATTR_LIST_FLOAT:
+            n = (size_t)(a->n > 0 ? a->n : 0) * 8;
+            if (n) memcpy(p, a->v.ints, n);
+            a->v.ints = (const int64_t *)p;
+            break;
+        case TFC_ATTR_LIST_TYPE:
+            n = (size_t)a->n * sizeof(tfc_dtype);
+            if (n) memcpy(p, a->v.types, n);
+            a->v.types = (const tfc_dtype *)p;
+            break;
+        case TFC_ATTR_LIST_STRING: {
+            const char **arr = (const char **)p;
+            char *q = p + (size_t)a->n * sizeof(char *);
+            for (int k = 0; k < a->n; k++) {
+                size_t l = strlen(a->v.strs[k]) + 1;
+                memcpy(q, a->v.strs[k], l);
+                arr[k] = q;
+                q += l;
+            }
+            a->v.strs = arr;
+            n = (size_t)(q - p);
+            break;
+        }
+        case TFC_ATTR_TENSOR:
+            tfc_tensor_ref((tfc_tensor *)a->v.tensor);
+            break;
+        default: break;
+        }
+        p += (n + 7) & ~(size_t)7;
+    }
+    c->owned = c;
+    return c;
+}
+
+void tfc_attrs_free(tfc_attrs *a) {
+    if (!a) return;
+    for (int i = 0; i < a->n; i++)
+        if (a->a[i].kind == TFC_ATTR_TENSOR) tfc_tensor_unref((tfc_tensor *)a->a[i].v.tensor);
+    tfc_free(a);
+}
+
+/* ---- getters ---- */
+const tfc_attr *tfc_attrs_find(const tfc_attrs *a, const char *name) {
+    if (!a) return NULL;
+    for (int i = 0; i < a->n; i++)
+        if (a->a[i].kind != TFC_ATTR_NONE && !strcmp(a->op->attrs[i].name, name)) return &a->a[i];
+    return NULL;
+}
+int64_t tfc_attrs_int(const tfc_attrs *a, const char *name, int64_t dflt) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    return x && x->kind == TFC_ATTR_INT ? x->v.i : dflt;
+}
+double tfc_attrs_float(const tfc_attrs *a, const char *name, double dflt) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    return x && x->kind == TFC_ATTR_FLOAT ? x->v.f : dflt;
+}
+bool tfc_attrs_bool(const tfc_attrs *a, const char *name, bool dflt) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    return x && x->kind == TFC_ATTR_BOOL ? x->v.b : dflt;
+}
+tfc_dtype tfc_attrs_type(const tfc_attrs *a, const char *name, tfc_dtype dflt) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    return x && x->kind == TFC_ATTR_TYPE ? x->v.type : dflt;
+}
+const char *tfc_attrs_string(const tfc_attrs *a, const char *name, const char *dflt) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    return x && x->kind == TFC_ATTR_STRING ? x->v.s : dflt;
+}
+const int64_t *tfc_attrs_ints(const tfc_attrs *a, const char *name, int *n) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    if (!x || (x->kind != TFC_ATTR_LIST_INT && x->kind != TFC_ATTR_SHAPE)) {
+        *n = 0;
+        return NULL;
+    }
+    *n = x->n;
+    return x->v.ints;
+}
+const double *tfc_attrs_floats(const tfc_attrs *a, const char *name, int *n) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    if (!x || x->kind != TFC_ATTR_LIST_FLOAT) {
+        *n = 0;
+        return NULL;
+    }
+    *n = x->n;
+    return x->v.floats;
+}
+int tfc_attrs_count(const tfc_attrs *a) { return a ? a->n : 0; }
+const tfc_attr *tfc_attrs_at(const tfc_attrs *a, int i) { return a && i >= 0 && i < a->n ? &a->a[i] : NULL; }
