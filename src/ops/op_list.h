@@ -4,11 +4,15 @@
 #ifndef TFC_OPS_OP_LIST_H
 #define TFC_OPS_OP_LIST_H
 
-#define TFC_OP_FAMILIES   \
-    TFC_OP_FAMILY(math)   \
-    TFC_OP_FAMILY(array)  \
-    TFC_OP_FAMILY(nn)     \
+#define TFC_OP_FAMILIES \
+    TFC_OP_FAMILY(math) \
+    TFC_OP_FAMILY(reduction) \
+    TFC_OP_FAMILY(linalg) \
+    TFC_OP_FAMILY(array) \
+    TFC_OP_FAMILY(indexing) \
+    TFC_OP_FAMILY(nn) \
+    TFC_OP_FAMILY(conv) \
     TFC_OP_FAMILY(random) \
-    TFC_OP_FAMILY(resource)
+    TFC_OP_FAMILY(resource) \
 
 #endif

@@ -2,11 +2,15 @@
 #ifndef TFC_KERNELS_CPU_KERNEL_LIST_H
 #define TFC_KERNELS_CPU_KERNEL_LIST_H
 
-#define TFC_KERNEL_FAMILIES     \
-    TFC_KERNEL_FAMILY(math)     \
-    TFC_KERNEL_FAMILY(array)    \
-    TFC_KERNEL_FAMILY(nn)       \
-    TFC_KERNEL_FAMILY(random)   \
-    TFC_KERNEL_FAMILY(resource)
+#define TFC_KERNEL_FAMILIES \
+    TFC_KERNEL_FAMILY(math) \
+    TFC_KERNEL_FAMILY(reduction) \
+    TFC_KERNEL_FAMILY(linalg) \
+    TFC_KERNEL_FAMILY(array) \
+    TFC_KERNEL_FAMILY(indexing) \
+    TFC_KERNEL_FAMILY(nn) \
+    TFC_KERNEL_FAMILY(conv) \
+    TFC_KERNEL_FAMILY(random) \
+    TFC_KERNEL_FAMILY(resource) \
 
 #endif

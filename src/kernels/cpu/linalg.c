@@ -1,0 +1,4 @@
+/* linalg kernels. */
+#include "kernels/cpu/kernels.h"
+
+const tfc_kernel_reg tfc_cpu_kernels_linalg[] = {{NULL, NULL}};

@@ -1,0 +1,4 @@
+/* reduction ops. */
+#include "ops/op_util.h"
+
+const tfc_op_def *const tfc_ops_reduction[] = {NULL};
