@@ -67,7 +67,8 @@ TFC_API void tfc_tape_stop_recording(tfc_tape *tape);               /* tape.stop
 TFC_API void tfc_tape_start_recording(tfc_tape *tape);              /* ... and its end */
 /* Gradient of sum(target) with respect to each source (tensors in src_t, n_t of them, then variables in
  * src_v, n_v). grads receives n_t + n_v new tensors (caller/scope owned); an unconnected source gets NULL
- * (TFC_UNCONNECTED_NONE) or zeros (TFC_UNCONNECTED_ZERO); integer sources always get NULL.
+ * (TFC_UNCONNECTED_NONE) or zeros (TFC_UNCONNECTED_ZERO); so does a source the tape never watched, and an
+ * integer source (never differentiated: NULL, or zeros of its dtype under TFC_UNCONNECTED_ZERO, as TensorFlow).
  * FAILED_PRECONDITION when a non-persistent tape is asked twice; LOOKUP errors name the op lacking a
  * gradient ("No gradient defined for operation 'X'" as LookupError -> NOT_FOUND). */
 TFC_API bool tfc_tape_gradient(tfc_tape *tape, tfc_tensor *target, tfc_tensor *const *src_t, int n_t,

@@ -49,8 +49,9 @@ class Tensor:
         return int(lib.tfc_tensor_num_elements(self._h))
 
     def numpy(self):
-        """A numpy copy of the value. float16 -> numpy.float16; bfloat16 -> ml_dtypes.bfloat16 (float32 when
-        ml_dtypes is missing); string -> object array of bytes."""
+        """A numpy copy of the value, as tf.Tensor.numpy: float16 -> numpy.float16; bfloat16 ->
+        ml_dtypes.bfloat16 (float32 when ml_dtypes is missing); string -> object array of bytes. A scalar
+        gives a numpy scalar (bytes for a string)."""
         dt = self.dtype
         shape = self.shape
         n = self.size
@@ -62,7 +63,7 @@ class Tensor:
             for i in range(n):
                 p = lib.tfc_tensor_string(self._h, i, ctypes.byref(ln))
                 out[i] = ctypes.string_at(p, ln.value) if ln.value else b""
-            return out.reshape(shape)
+            return out[0] if shape == () else out.reshape(shape)
         nbytes = int(lib.tfc_tensor_byte_size(self._h))
         raw = np.empty(nbytes, dtype=np.uint8)
         if nbytes:
@@ -72,10 +73,11 @@ class Tensor:
             arr = bits.view(dt.as_numpy_dtype) if dt.as_numpy_dtype.itemsize == 2 else _dt.bfloat16_bits_to_float(bits)
         else:
             arr = raw.view(dt.as_numpy_dtype)
-        return arr.reshape(shape)
+        arr = arr.reshape(shape)
+        return arr[()] if shape == () else arr
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        a = np.asarray(self.numpy(), dtype=object if self.dtype is _dt.string else None)
         return a.astype(dtype) if dtype is not None else a
 
     def __len__(self):

@@ -1,6 +1,8 @@
 """tfc.Variable (tf.Variable on a resource handle)."""
 import ctypes
 
+import numpy as np
+
 from . import dtypes as _dt
 from . import _lib
 from ._lib import Status, check, lib
@@ -21,6 +23,7 @@ class Variable:
                                  ctypes.byref(st))
         check(st)
         self._v = ctypes.c_void_p(h)
+        self._trainable = bool(trainable)
 
     def __del__(self):
         v = getattr(self, "_v", None)
@@ -44,7 +47,8 @@ class Variable:
 
     @property
     def trainable(self):
-        return bool(lib.tfc_variable_trainable(self._v))
+        """As passed at creation (as tf.Variable); only float variables are ever differentiated."""
+        return self._trainable
 
     @property
     def handle(self):
@@ -65,7 +69,7 @@ class Variable:
         return Tensor(lib.tfc_tensor_ref(lib.tfc_variable_value(self._v))).numpy()
 
     def __array__(self, dtype=None, copy=None):
-        a = self.numpy()
+        a = np.asarray(self.numpy())
         return a.astype(dtype) if dtype is not None else a
 
     def _assign(self, fn, value):

@@ -315,11 +315,13 @@ bool tfc_tape_gradient_n(tfc_tape *t, tfc_tensor *const *targets, int n_targets,
     tfc_free(relevant);
     if (ok) {
         for (int i = 0; i < n_src && ok; i++) {
-            tfc_tensor *g = src_keys[i] ? idmap_get(&grads, src_keys[i]) : NULL;
+            /* As TensorFlow: a source the tape never watched is unconnected, and integer sources get no
+             * gradient (zeros of their dtype under TFC_UNCONNECTED_ZERO). */
+            tfc_tensor *g = src_keys[i] && idmap_has(&t->watched, src_keys[i]) ? idmap_get(&grads, src_keys[i]) : NULL;
             bool is_int = i < n_t ? (src_t[i] && !differentiable(src_t[i]))
                                   : (src_v[i - n_t] && !tfc_dtype_is_floating(src_v[i - n_t]->dtype));
             if (is_int) g = NULL;
-            else if (!g && unconnected == TFC_UNCONNECTED_ZERO) {
+            if (!g && unconnected == TFC_UNCONNECTED_ZERO && (i < n_t ? src_t[i] != NULL : src_v[i - n_t] != NULL)) {
                 if (i < n_t) g = zeros_like(ctx, src_t[i], st);
                 else {
                     tfc_tensor *v = tfc_variable_read(ctx, src_v[i - n_t], st);
@@ -331,17 +333,21 @@ bool tfc_tape_gradient_n(tfc_tape *t, tfc_tensor *const *targets, int n_targets,
         }
     }
     if (ok) {
-        /* Each result gets its own reference so that the same tensor returned twice is freed twice safely. */
-        for (int i = 0; i < n_src; i++)
-            if (out[i]) {
-                for (int k = 0; k < i; k++)
-                    if (out[k] == out[i]) {
-                        tfc_tensor *in1 = out[i];
-                        out[i] = tfc_emit(ctx, "Identity", &in1, 1, NULL, 0, st);
-                        ok = out[i] != NULL;
-                        break;
-                    }
+        /* Each result gets its own reference so that the same tensor returned twice is freed twice safely, and
+         * a result this gradient call did not create (an output_gradients tensor passed straight through, a
+         * tensor the tape holds) becomes a fresh tensor the caller owns. */
+        const tfc_scope *sc = &ctx->scopes[ctx->n_scopes - 1];
+        for (int i = 0; i < n_src && ok; i++) {
+            if (!out[i]) continue;
+            bool fresh = false;
+            for (int64_t k = 0; k < sc->n && !fresh; k++) fresh = sc->items[k] == out[i];
+            for (int k = 0; k < i && fresh; k++) fresh = out[k] != out[i];
+            if (!fresh) {
+                tfc_tensor *in1 = out[i];
+                out[i] = tfc_emit(ctx, "Identity", &in1, 1, NULL, 0, st);
+                ok = out[i] != NULL;
             }
+        }
     }
     if (ok) {
         tfc_scope_end_keep(ctx, out, n_src);

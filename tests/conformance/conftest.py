@@ -142,10 +142,10 @@ def broadcastable_shapes(rng, max_rank=4, max_dim=5, allow_zero=True):
 # ---- comparison -----------------------------------------------------------------------------------------
 
 def _np(x):
-    if isinstance(x, tfc.Tensor):
-        return x.numpy()
-    if hasattr(x, "numpy"):
-        return x.numpy()
+    if hasattr(x, "numpy"):  # tfc.Tensor, tf.Tensor, variables
+        x = x.numpy()
+    if isinstance(x, bytes):
+        return np.array(x, dtype=object)
     return np.asarray(x)
 
 
