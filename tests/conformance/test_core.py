@@ -485,3 +485,29 @@ def test_tape_gradient_of_unwatched_is_none():
 
 def test_set_seed():
     tfc.set_seed(1234)   # accepted; random ops are checked in test_random
+
+
+# ---- README ---------------------------------------------------------------------------------------------
+
+def _readme_block(lang):
+    import os
+    import re
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    m = re.search(r"```%s\n(.*?)```" % lang, text, re.S)
+    assert m, "README.md has no ```%s block" % lang
+    return root, m.group(1)
+
+
+def test_readme_c_example_is_examples_eager_tape():
+    import os
+    root, code = _readme_block("c")
+    assert code == open(os.path.join(root, "examples", "eager_tape.c"), encoding="utf-8").read(), \
+        "README.md's C example differs from examples/eager_tape.c: keep them identical"
+
+
+def test_readme_python_example_runs(capsys):
+    _, code = _readme_block("python")
+    exec(compile(code, "README.md", "exec"), {"__name__": "readme"})
+    out = capsys.readouterr().out
+    assert "[ 2. -3. 13.] [1. 4. 9.]" in out and "Incompatible shapes" in out

@@ -1,0 +1,64 @@
+# tfc — top-level driver. On a fresh Debian machine (as root, or with sudo):
+#   make demo   set up and run the main example
+#   make test   set up, build (release + ASan/UBSan), run the C tests and the Python conformance tests
+# Other targets: build, asan, conformance, deps, venv, clean.
+
+BUILD   := build
+REL     := $(BUILD)/rel
+ASAN    := $(BUILD)/asan
+VENV    := $(BUILD)/venv
+PY      := $(VENV)/bin/python
+PYTHON  ?= python3
+JOBS    ?= $(shell nproc)
+PYTEST_ARGS ?= -q
+
+DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libpng-dev \
+                libjpeg62-turbo-dev dataset-fashion-mnist python3-venv
+PY_PACKAGES  := pytest numpy tensorflow-cpu
+PY_MODULES   := pytest numpy tensorflow
+
+.PHONY: all demo test build asan conformance ctest ctest-asan deps venv clean
+
+all: build
+
+# Debian packages, installed only when dpkg says one is missing.
+deps:
+	@missing=""; \
+	for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+	  $$sudo apt-get update && \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y --no-install-recommends $$missing; \
+	fi
+
+# Python virtual environment for the conformance tests (TensorFlow is the reference).
+venv: deps
+	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
+	  { $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q $(PY_PACKAGES); }
+
+build: deps
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) -j $(JOBS)
+
+asan: deps
+	cmake -S . -B $(ASAN) -DTFC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+	cmake --build $(ASAN) -j $(JOBS)
+
+ctest: build
+	cd $(REL) && ctest --output-on-failure -j $(JOBS)
+
+ctest-asan: asan
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+conformance: build venv
+	TFC_LIBRARY=$(CURDIR)/$(REL)/libtfc.so $(PY) -m pytest $(PYTEST_ARGS) tests/conformance
+
+test: ctest ctest-asan conformance
+
+demo: build
+	$(REL)/examples/eager_tape
+
+clean:
+	rm -rf $(REL) $(ASAN)
