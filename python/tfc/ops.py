@@ -268,7 +268,7 @@ def _get_info(op_name):
     return info
 
 
-def _convert_args(info, values, attrs):
+def _convert_args(info, values, attrs, list_lens=None):
     """values: one entry per input arg (a value, or a list for list args). Converts Python values to
     tensors, using dtypes known from other inputs or attrs for the same type attr (as TensorFlow's eager
     conversion does). Returns the flat tensor list."""
@@ -299,6 +299,8 @@ def _convert_args(info, values, attrs):
             flat.append(_to_tensor(x, dtype, resource=(arg.fixed is _dt.resource)))
         if arg.is_list and arg.number_attr and arg.number_attr not in attrs:
             attrs[arg.number_attr] = len(items)
+        if arg.is_list and arg.type_attr and list_lens is not None:
+            list_lens[arg.type_attr] = len(items)
     return flat
 
 
@@ -327,23 +329,30 @@ def _flatten(xs):
             yield x
 
 
-def _structure_outputs(info, outs):
+def _structure_outputs(info, outs, attrs, list_lens):
     """Groups flat outputs by output arg like tf.raw_ops: None, one Tensor/list, or a namedtuple."""
     if not info.outputs:
         return None
     if len(info.outputs) == 1 and not info.outputs[0].is_list:
         return outs[0]
-    groups, pos = [], 0
-    list_args = [a for a in info.outputs if a.is_list]
-    singles = len(info.outputs) - len(list_args)
-    per_list = (len(outs) - singles) // len(list_args) if list_args else 0
+    counts = []
     for a in info.outputs:
+        n = 1
         if a.is_list:
-            groups.append(outs[pos:pos + per_list])
-            pos += per_list
-        else:
-            groups.append(outs[pos])
-            pos += 1
+            n = attrs.get(a.number_attr) if a.number_attr else None
+            if n is None and a.type_attr:
+                given = attrs.get(a.type_attr)
+                n = len(given) if isinstance(given, (list, tuple)) else list_lens.get(a.type_attr)
+        counts.append(None if n is None else int(n))
+    unknown = [i for i, c in enumerate(counts) if c is None]
+    if unknown:  # lengths the call did not fix share what is left
+        rest = len(outs) - sum(c for c in counts if c is not None)
+        for i in unknown:
+            counts[i] = rest // len(unknown)
+    groups, pos = [], 0
+    for a, c in zip(info.outputs, counts):
+        groups.append(outs[pos:pos + c] if a.is_list else outs[pos])
+        pos += c
     if len(groups) == 1:
         return groups[0]
     nt = collections.namedtuple(info.name, [a.name for a in info.outputs], rename=True)
@@ -372,9 +381,9 @@ class _RawOp:
             if k not in info.attr_kinds:
                 raise TypeError("raw_ops.%s got an unexpected keyword argument '%s' (inputs: %s; attrs: %s)" %
                                 (info.name, k, ", ".join(info.input_names), ", ".join(info.attr_kinds)))
-        attrs = dict(kwargs)
-        flat = _convert_args(info, values, attrs)
-        return _structure_outputs(info, _run(info, flat, attrs))
+        attrs, list_lens = dict(kwargs), {}
+        flat = _convert_args(info, values, attrs, list_lens)
+        return _structure_outputs(info, _run(info, flat, attrs), attrs, list_lens)
 
     def __repr__(self):
         return "<tfc.raw_ops.%s>" % self._info.name
