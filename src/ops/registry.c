@@ -302,21 +302,31 @@ bool tfc_op_has_kernel(const tfc_op *op, const char *device) {
 }
 bool tfc_op_has_gradient(const tfc_op *op) { return op->def->grad != NULL; }
 
+static int type_attr_dtypes(const tfc_attr_spec *s, tfc_dtype *out, int max) {
+    int n = 0;
+    if (s->n_types == 0) {
+        static const tfc_dtype all[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, TFC_INT8, TFC_UINT8,
+                                        TFC_INT16, TFC_INT32, TFC_INT64, TFC_BOOL, TFC_STRING};
+        for (size_t k = 0; k < sizeof all / sizeof all[0] && n < max; k++) out[n++] = all[k];
+    } else {
+        for (int k = 0; k < s->n_types && n < max; k++) out[n++] = s->types[k];
+    }
+    return n;
+}
+
 int tfc_op_dtypes(const tfc_op *op, tfc_dtype *out, int max) {
+    /* The data type attr is "T" by TensorFlow's convention, even when an index arg comes first (Fill's
+     * dims: index_type, StridedSliceGrad's shape: Index); otherwise the first arg's type attr. */
+    int t = tfc_op_attr_index(op, "T");
+    if (t >= 0 && op->attrs[t].kind == TFC_ATTR_TYPE)
+        for (int i = 0; i < op->n_in_args + op->n_out_args; i++) {
+            const tfc_arg_spec *a = i < op->n_in_args ? &op->in[i] : &op->out[i - op->n_in_args];
+            if (a->type_attr == t) return type_attr_dtypes(&op->attrs[t], out, max);
+        }
     for (int i = 0; i < op->n_in_args + op->n_out_args; i++) {
         const tfc_arg_spec *a = i < op->n_in_args ? &op->in[i] : &op->out[i - op->n_in_args];
-        if (a->type_attr >= 0 && op->attrs[a->type_attr].kind == TFC_ATTR_TYPE) {
-            const tfc_attr_spec *s = &op->attrs[a->type_attr];
-            int n = 0;
-            if (s->n_types == 0) {
-                static const tfc_dtype all[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, TFC_INT8, TFC_UINT8,
-                                                TFC_INT16, TFC_INT32, TFC_INT64, TFC_BOOL, TFC_STRING};
-                for (size_t k = 0; k < sizeof all / sizeof all[0] && n < max; k++) out[n++] = all[k];
-            } else {
-                for (int k = 0; k < s->n_types && n < max; k++) out[n++] = s->types[k];
-            }
-            return n;
-        }
+        if (a->type_attr >= 0 && op->attrs[a->type_attr].kind == TFC_ATTR_TYPE)
+            return type_attr_dtypes(&op->attrs[a->type_attr], out, max);
     }
     int n = 0;
     for (int i = 0; i < op->n_in_args && n < max; i++)

@@ -197,18 +197,19 @@ static void test_kernels_case(const op_case *c, const tfc_op *op) {
 /* sum_j w_j . out_j with the op run on float64 inputs v. */
 static bool objective(const op_case *c, const drawn *dv, double *const *w, double *f, tfc_status *st) {
     tfc_tensor *out[16];
+    /* Called inside the gradient case's scope: give the outputs their own scope instead of unref'ing them
+     * (the enclosing scope would release them a second time). */
+    if (!tfc_scope_begin(ctx, st)) return false;
     int n = run_case_dtype(c, dv, TFC_DOUBLE, out, st);
-    if (n < 0) return false;
     double s = 0;
-    for (int o = 0; o < n; o++) {
+    for (int o = 0; o < n; o++)
         if (tfc_tensor_dtype(out[o]) == TFC_DOUBLE && w[o]) {
             const double *d = tfc_tensor_data(out[o]);
             for (int64_t i = 0; i < tfc_tensor_num_elements(out[o]); i++) s += w[o][i] * d[i];
         }
-        tfc_tensor_unref(out[o]);
-    }
+    tfc_scope_end(ctx);
     *f = s;
-    return true;
+    return n >= 0;
 }
 
 static void test_gradient_case(const op_case *c, const tfc_op *op) {
