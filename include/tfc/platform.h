@@ -32,7 +32,10 @@ TFC_API char *tfc_strdup(const char *s);
 
 /* Makes every allocation after the next `n` successful ones fail (n < 0 disables). For fault tests. */
 TFC_API void tfc_alloc_fail_after(int64_t n);
-/* Number of allocations that the fault hook made fail since the last tfc_alloc_fail_after call. */
+/* Makes only the allocation after the next `n` successful ones fail; later ones succeed again. Finds
+ * failures that are swallowed instead of reported (SQLite's transient faults). n < 0 disables. */
+TFC_API void tfc_alloc_fail_once_after(int64_t n);
+/* Number of allocations that the fault hook made fail since the last tfc_alloc_fail_after(_once) call. */
 TFC_API int64_t tfc_alloc_failures(void);
 
 /* ---- thread pool ---------------------------------------------------------------------------------
@@ -52,8 +55,9 @@ TFC_API void tfc_parallel_for(tfc_threadpool *pool, int64_t n, int64_t cost_per_
 TFC_API int tfc_num_cores(void);
 
 /* ---- logging ---------------------------------------------------------------------------------------
- * Levels follow TensorFlow's (INFO=0, WARNING=1, ERROR=2). Default sink writes to stderr when
- * level >= the minimum level (env TFC_MIN_LOG_LEVEL, default 1 = WARNING). */
+ * Levels follow TensorFlow's (INFO=0, WARNING=1, ERROR=2). Messages below the minimum level (env
+ * TFC_MIN_LOG_LEVEL, default 1 = WARNING) are dropped before any sink, as TF_CPP_MIN_LOG_LEVEL does; the
+ * default sink writes "tfc <I|W|E> <message>" lines to stderr. Sinks run under a lock: they must not log. */
 typedef enum { TFC_LOG_INFO = 0, TFC_LOG_WARNING = 1, TFC_LOG_ERROR = 2 } tfc_log_level;
 typedef void (*tfc_log_sink)(void *user, tfc_log_level level, const char *msg);
 /* Redirects log output; NULL restores the stderr sink. */

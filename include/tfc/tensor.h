@@ -70,8 +70,10 @@ TFC_API bool tfc_tensor_is_symbolic(const tfc_tensor *t);
 TFC_API tfc_tensor *tfc_tensor_copy(const tfc_tensor *t, tfc_status *st);
 /* A tensor sharing t's buffer with another shape of the same element count (INVALID_ARGUMENT otherwise). */
 TFC_API tfc_tensor *tfc_tensor_reshaped(tfc_tensor *t, const int64_t *dims, int rank, tfc_status *st);
-/* Writes a short human-readable rendering ("tf.Tensor([1 2 3], shape=(3,), dtype=int32)" style, elided
- * past `max_elements`) into buf; returns buf. */
+/* Writes TensorFlow's repr on one line into buf (truncated to size) and returns buf:
+ * "tf.Tensor([[1 2] [3 4]], shape=(2, 2), dtype=int32)", "tf.Tensor(7, shape=(), dtype=int64)",
+ * "tf.Tensor([True False], shape=(2,), dtype=bool)", "tf.Tensor([b'ab'], shape=(1,), dtype=string)".
+ * Floats print as %g; elements past max_elements are elided as "...". */
 TFC_API char *tfc_tensor_str(const tfc_tensor *t, char *buf, size_t size, int64_t max_elements);
 
 #ifdef __cplusplus

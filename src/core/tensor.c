@@ -8,6 +8,9 @@
 static _Atomic uint64_t next_id = 1;
 uint64_t tfc_tensor_next_id(void) { return atomic_fetch_add(&next_id, 1); }
 
+static _Atomic int64_t live_tensors; /* for leak checks in tests */
+int64_t tfc_tensor_live_count(void) { return atomic_load(&live_tensors); }
+
 static void buffer_unref(tfc_buffer *b) {
     if (!b || atomic_fetch_sub(&b->refcount, 1) != 1) return;
     if (b->strings) {
@@ -28,6 +31,7 @@ static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n,
         return NULL;
     }
     atomic_init(&t->refcount, 1);
+    atomic_fetch_add(&live_tensors, 1);
     t->dtype = dt;
     t->shape = *shape;
     t->num_elements = n;
@@ -64,7 +68,7 @@ tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *s
     void *data = b ? tfc_aligned_alloc(bytes) : NULL;
     if (!data) {
         tfc_free(b);
-        tfc_free(t);
+        tfc_tensor_unref(t); /* a shell without buffer */
         tfc_status_oom(st, "tensor", bytes);
         return NULL;
     }
@@ -143,7 +147,7 @@ tfc_tensor *tfc_tensor_wrap(tfc_dtype dt, const int64_t *dims, int rank, void *d
     tfc_tensor *t = tensor_shell(dt, &s, n, st);
     tfc_buffer *b = t ? tfc_malloc(sizeof *b) : NULL;
     if (!b) {
-        tfc_free(t);
+        tfc_tensor_unref(t);
         tfc_status_oom(st, "tensor", sizeof *b);
         return NULL;
     }
@@ -208,6 +212,7 @@ void tfc_tensor_unref(tfc_tensor *t) {
     if (!t || atomic_fetch_sub(&t->refcount, 1) != 1) return;
     if (t->resource_release) t->resource_release(t->resource);
     buffer_unref(t->buf);
+    atomic_fetch_sub(&live_tensors, 1);
     tfc_free(t);
 }
 
@@ -269,30 +274,69 @@ tfc_tensor *tfc_tensor_reshaped(tfc_tensor *t, const int64_t *dims, int rank, tf
     return tfc_tensor_share(t, &s, st);
 }
 
+/* Python's rendering of a TensorShape: (), (3,), (2, None). */
+static void shape_tuple(const tfc_shape *s, char *buf, size_t size) {
+    size_t k = 0;
+    if (s->rank < 0) {
+        snprintf(buf, size, "<unknown>");
+        return;
+    }
+    k += (size_t)snprintf(buf, size, "(");
+    for (int i = 0; i < s->rank && k < size; i++) {
+        if (s->dims[i] < 0) k += (size_t)snprintf(buf + k, size - k, "%sNone", i ? ", " : "");
+        else k += (size_t)snprintf(buf + k, size - k, "%s%lld", i ? ", " : "", (long long)s->dims[i]);
+    }
+    if (k < size) snprintf(buf + k, size - k, "%s)", s->rank == 1 ? "," : "");
+}
+
+/* TensorFlow's repr on one line: scalars bare, nested brackets per dimension, elided past max_elements. */
 char *tfc_tensor_str(const tfc_tensor *t, char *buf, size_t size, int64_t max_elements) {
     size_t k = 0;
     char s[TFC_SHAPE_STR];
+    int r = t->shape.rank;
+    int64_t blk[TFC_MAX_RANK + 1]; /* blk[d]: elements in one block of dimension d */
 #define PUT(...) do { if (k < size) k += (size_t)snprintf(buf + k, size - k, __VA_ARGS__); } while (0)
     PUT("tf.Tensor(");
     if (!t->data) {
         PUT("<symbolic>");
+    } else if (t->num_elements == 0) {
+        PUT("[]");
     } else {
-        PUT("[");
-        for (int64_t i = 0; i < t->num_elements && i < max_elements; i++) {
+        blk[r > 0 ? r : 0] = 1;
+        for (int d = r - 1; d >= 0; d--) blk[d] = blk[d + 1] * t->shape.dims[d];
+        for (int64_t i = 0; i < t->num_elements; i++) {
+            int opens = r;
+            if (i > 0) {
+                opens = 0;
+                for (int d = 1; d < r; d++) opens += i % blk[d] == 0;
+                for (int d = 0; d < opens; d++) PUT("]");
+                PUT(" ");
+            }
+            for (int d = 0; d < opens; d++) PUT("[");
+            if (i >= max_elements) {
+                PUT("...");
+                break;
+            }
             if (t->dtype == TFC_STRING) {
                 size_t n;
                 const char *p = tfc_tensor_string(t, i, &n);
-                PUT("%sb'%.*s'", i ? " " : "", (int)n, p);
+                PUT("b'%.*s'", (int)n, p);
+            } else if (t->dtype == TFC_BOOL) {
+                PUT("%s", ((const uint8_t *)t->data)[i] ? "True" : "False");
             } else if (tfc_dtype_is_floating(t->dtype)) {
-                PUT("%s%g", i ? " " : "", tfc_tensor_get_f64(t, i));
+                PUT("%g", tfc_tensor_get_f64(t, i));
+            } else if (t->dtype == TFC_RESOURCE) {
+                PUT("<resource>");
+            } else if (t->dtype == TFC_INT64) {
+                PUT("%" PRId64, ((const int64_t *)t->data)[i]); /* exact beyond 2^53 */
             } else {
-                PUT("%s%" PRId64, i ? " " : "", (int64_t)tfc_tensor_get_f64(t, i));
+                PUT("%" PRId64, (int64_t)tfc_tensor_get_f64(t, i));
             }
         }
-        if (t->num_elements > max_elements) PUT(" ...");
-        PUT("]");
+        for (int d = 0; d < r; d++) PUT("]");
     }
-    PUT(", shape=%s, dtype=%s)", tfc_shape_str(&t->shape, s, sizeof s), tfc_dtype_name(t->dtype));
+    shape_tuple(&t->shape, s, sizeof s);
+    PUT(", shape=%s, dtype=%s)", s, tfc_dtype_name(t->dtype));
 #undef PUT
     if (size) buf[size - 1 < k ? size - 1 : k] = 0;
     return buf;

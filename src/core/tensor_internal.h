@@ -36,6 +36,8 @@ tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *s
 /* New tensor sharing buf (ref taken). */
 tfc_tensor *tfc_tensor_share(tfc_tensor *src, const tfc_shape *shape, tfc_status *st);
 uint64_t tfc_tensor_next_id(void);
+/* Tensors currently alive in the process (all threads): tests check scopes and error paths with it. */
+int64_t tfc_tensor_live_count(void);
 /* Resource scalar referring to `res`; release(res) runs when the tensor is freed. */
 tfc_tensor *tfc_tensor_resource(void *res, void (*acquire)(void *), void (*release)(void *), tfc_status *st);
 

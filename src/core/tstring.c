@@ -42,33 +42,37 @@ void tfc_tstring_dealloc(tfc_tstring *s) {
 
 static size_t align16_cap(size_t needed) { return ((needed + 1 + 15) & ~(size_t)15) - 1; }
 
+/* TensorFlow's policy: up to 22 bytes is always SMALL (a LARGE string is freed); a LARGE string grows to
+ * exactly align16(n + 1) - 1, and shrinking below half its capacity halves it; VIEW/OFFSET become owned. */
 char *tfc_tstring_resize(tfc_tstring *s, size_t n) {
     tfc_tstring_type t = tfc_tstring_get_type(s);
     size_t old = tfc_tstring_size(s);
     const char *src = tfc_tstring_data(s);
     size_t keep = old < n ? old : n;
-    if (n <= 22 && t != TFC_TSTR_LARGE) {
+    if (n <= 22) {
         char tmp[23];
-        memcpy(tmp, src, keep);
+        if (keep) memcpy(tmp, src, keep);
+        if (t == TFC_TSTR_LARGE) tfc_free(s->large.ptr);
         memset(s, 0, sizeof *s);
-        memcpy(s->small.str, tmp, keep);
+        if (keep) memcpy(s->small.str, tmp, keep);
         s->small.size_and_type = (uint8_t)(n << 2);
         s->small.str[n] = 0;
         return s->small.str;
     }
-    if (t == TFC_TSTR_LARGE && n <= s->large.cap && n >= s->large.cap / 2) {
-        s->large.size_and_type = (n << 2) | TFC_TSTR_LARGE;
-        s->large.ptr[n] = 0;
-        return s->large.ptr;
+    size_t cap = tfc_tstring_capacity(s);
+    size_t new_cap = n < old && n < cap / 2 ? align16_cap(cap / 2) : n > cap ? align16_cap(n) : cap;
+    char *p;
+    if (t == TFC_TSTR_LARGE && new_cap == cap) {
+        p = s->large.ptr;
+    } else if (t == TFC_TSTR_LARGE) {
+        if (!(p = tfc_realloc(s->large.ptr, new_cap + 1))) return NULL;
+    } else {
+        if (!(p = tfc_malloc(new_cap + 1))) return NULL;
+        if (keep) memcpy(p, src, keep);
     }
-    size_t cap = align16_cap(n);
-    char *p = tfc_malloc(cap + 1);
-    if (!p) return NULL;
-    memcpy(p, src, keep);
     p[n] = 0;
-    if (t == TFC_TSTR_LARGE) tfc_free(s->large.ptr);
     s->large.size_and_type = (n << 2) | TFC_TSTR_LARGE;
-    s->large.cap = cap;
+    s->large.cap = new_cap;
     s->large.ptr = p;
     return p;
 }

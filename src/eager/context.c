@@ -50,40 +50,44 @@ bool tfc_scope_begin(tfc_ctx *ctx, tfc_status *st) {
     return true;
 }
 
+static bool scope_reserve(tfc_scope *s, int64_t extra, tfc_status *st) {
+    if (s->n + extra <= s->cap) return true;
+    int64_t cap = s->cap ? s->cap : 64;
+    while (cap < s->n + extra) cap *= 2;
+    tfc_tensor **items = tfc_realloc(s->items, (size_t)cap * sizeof *items);
+    if (!items) return tfc_status_oom(st, "scope", (size_t)cap * sizeof *items);
+    s->items = items;
+    s->cap = cap;
+    return true;
+}
+
 bool tfc_scope_track(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st) {
     if (ctx->n_scopes == 0) return true;
     tfc_scope *s = &ctx->scopes[ctx->n_scopes - 1];
-    if (s->n == s->cap) {
-        int64_t cap = s->cap ? s->cap * 2 : 64;
-        tfc_tensor **items = tfc_realloc(s->items, (size_t)cap * sizeof *items);
-        if (!items) {
-            tfc_tensor_unref(t);
-            return tfc_status_oom(st, "scope", (size_t)cap * sizeof *items);
-        }
-        s->items = items;
-        s->cap = cap;
+    if (!scope_reserve(s, 1, st)) {
+        tfc_tensor_unref(t);
+        return false;
     }
     s->items[s->n++] = t;
     return true;
 }
 
-void tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n) {
-    if (ctx->n_scopes == 0) return;
+bool tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n, tfc_status *st) {
+    if (ctx->n_scopes == 0) return true;
+    /* Room in the enclosing scope first, so that moving the kept tensors cannot fail half-way. */
+    bool ok = ctx->n_scopes < 2 || n <= 0 || scope_reserve(&ctx->scopes[ctx->n_scopes - 2], n, st);
     tfc_scope s = ctx->scopes[--ctx->n_scopes];
     for (int64_t i = 0; i < s.n; i++) {
         bool kept = false;
-        for (int k = 0; k < n && !kept; k++) kept = keep[k] == s.items[i];
-        if (kept) {
-            tfc_status st = TFC_STATUS_INIT;
-            tfc_scope_track(ctx, s.items[i], &st); /* on OOM the tensor is released: the caller sees NULL data */
-        } else {
-            tfc_tensor_unref(s.items[i]);
-        }
+        for (int k = 0; k < n && ok && !kept; k++) kept = keep[k] == s.items[i];
+        if (kept) tfc_scope_track(ctx, s.items[i], NULL); /* reserved: cannot fail */
+        else tfc_tensor_unref(s.items[i]);
     }
     tfc_free(s.items);
+    return ok;
 }
 
-void tfc_scope_end(tfc_ctx *ctx) { tfc_scope_end_keep(ctx, NULL, 0); }
+void tfc_scope_end(tfc_ctx *ctx) { tfc_scope_end_keep(ctx, NULL, 0, NULL); }
 
 tfc_tensor *tfc_keep(tfc_ctx *ctx, tfc_tensor *t) {
     if (!t) return NULL;

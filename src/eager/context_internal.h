@@ -27,8 +27,9 @@ struct tfc_ctx {
 
 /* Registers t in the innermost scope (if any). False when out of memory (t is then released). */
 bool tfc_scope_track(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st);
-/* Ends the innermost scope but moves keep[0..n) to the enclosing scope (or to the caller). */
-void tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n);
+/* Ends the innermost scope but moves keep[0..n) to the enclosing scope (or to the caller). When the enclosing
+ * scope cannot grow (RESOURCE_EXHAUSTED) the kept tensors are released too and false is returned. */
+bool tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n, tfc_status *st);
 
 /* Tape hook called by execute after an op ran: records it on every active tape that watches an input. */
 bool tfc_tape_record_op(tfc_ctx *ctx, const tfc_op *op, const tfc_attrs *attrs, tfc_tensor *const *in, int n_in,

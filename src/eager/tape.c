@@ -88,6 +88,7 @@ typedef struct entry {
 struct tfc_tape {
     tfc_ctx *ctx;
     bool persistent, watch_accessed, recording, used, active;
+    bool oom; /* a watch failed for lack of memory: gradients would be silently wrong, so they fail */
     idmap watched; /* ids of watched tensors/variables and of recorded outputs */
     entry *entries;
     int64_t n_entries, cap_entries;
@@ -151,11 +152,11 @@ void tfc_tape_free(tfc_tape *t) {
 
 void tfc_tape_watch(tfc_tape *t, tfc_tensor *x) {
     if (!x || !differentiable(x)) return;
-    idmap_put(&t->watched, tfc_tensor_key(x), NULL);
+    if (!idmap_put(&t->watched, tfc_tensor_key(x), NULL)) t->oom = true;
 }
 
 void tfc_tape_watch_variable(tfc_tape *t, tfc_variable *v) {
-    if (v) idmap_put(&t->watched, v->id, NULL);
+    if (v && !idmap_put(&t->watched, v->id, NULL)) t->oom = true;
 }
 
 void tfc_tape_stop_recording(tfc_tape *t) { t->recording = false; }
@@ -165,7 +166,9 @@ void tfc_tape_variable_accessed(tfc_ctx *ctx, tfc_variable *v) {
     if (!v->trainable || ctx->record_paused) return;
     for (int i = 0; i < ctx->n_tapes; i++) {
         tfc_tape *t = ctx->tapes[i];
-        if (t->recording && t->watch_accessed && tfc_dtype_is_floating(v->dtype)) idmap_put(&t->watched, v->id, NULL);
+        if (t->recording && t->watch_accessed && tfc_dtype_is_floating(v->dtype) &&
+            !idmap_put(&t->watched, v->id, NULL))
+            t->oom = true;
     }
 }
 
@@ -207,12 +210,13 @@ static bool record(tfc_tape *t, const tfc_op *op, const tfc_attrs *attrs, tfc_cu
     e->n_in = n_in;
     e->n_out = n_out;
     for (int i = 0; i < n_in; i++) e->in[i] = tfc_tensor_ref(in[i]);
-    for (int i = 0; i < n_out; i++) {
-        e->out[i] = tfc_tensor_ref(out[i]);
-        if (differentiable(out[i]) && !idmap_put(&t->watched, tfc_tensor_key(out[i]), NULL))
+    for (int i = 0; i < n_out; i++) e->out[i] = tfc_tensor_ref(out[i]);
+    t->n_entries++; /* the tape owns the references now, also if watching an output fails below */
+    for (int i = 0; i < n_out; i++)
+        if (differentiable(out[i]) && !idmap_put(&t->watched, tfc_tensor_key(out[i]), NULL)) {
+            t->oom = true;
             return tfc_status_oom(st, "GradientTape", 0);
-    }
-    t->n_entries++;
+        }
     return true;
 }
 
@@ -279,11 +283,14 @@ bool tfc_tape_gradient_n(tfc_tape *t, tfc_tensor *const *targets, int n_targets,
     if (t->used && !t->persistent)
         return tfc_status_set(st, TFC_FAILED_PRECONDITION,
                               "A non-persistent GradientTape can only be used to compute one set of gradients (or jacobians)");
+    if (t->oom)
+        return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED,
+                              "GradientTape: out of memory while recording; its gradients would be incomplete");
+    uint64_t *src_keys = tfc_malloc((size_t)(n_src + 1) * sizeof *src_keys);
+    if (!src_keys) return tfc_status_oom(st, "gradient", 0); /* the tape is unchanged: a retry may succeed */
     t->used = true;
     bool was_recording = t->recording;
     t->recording = false;
-    uint64_t *src_keys = tfc_malloc((size_t)(n_src + 1) * sizeof *src_keys);
-    if (!src_keys) return tfc_status_oom(st, "gradient", 0);
     for (int i = 0; i < n_t; i++) src_keys[i] = src_t[i] ? tfc_tensor_key(src_t[i]) : 0;
     for (int i = 0; i < n_v; i++) src_keys[n_t + i] = src_v[i] ? src_v[i]->id : 0;
 
@@ -349,12 +356,10 @@ bool tfc_tape_gradient_n(tfc_tape *t, tfc_tensor *const *targets, int n_targets,
             }
         }
     }
-    if (ok) {
-        tfc_scope_end_keep(ctx, out, n_src);
-    } else {
-        tfc_scope_end(ctx);
+    if (ok) ok = tfc_scope_end_keep(ctx, out, n_src, st); /* on failure it released the results too */
+    else tfc_scope_end(ctx);
+    if (!ok)
         for (int i = 0; i < n_src; i++) out[i] = NULL;
-    }
     goto done_noscope;
 oom:
     tfc_scope_end(ctx);

@@ -7,9 +7,17 @@
 
 static _Atomic int64_t fail_after = -1; /* < 0: never fail */
 static _Atomic int64_t failures = 0;
+static _Atomic bool fail_once; /* after the one failure, allocations succeed again */
 
 void tfc_alloc_fail_after(int64_t n) {
     atomic_store(&failures, 0);
+    atomic_store(&fail_once, false);
+    atomic_store(&fail_after, n);
+}
+
+void tfc_alloc_fail_once_after(int64_t n) {
+    atomic_store(&failures, 0);
+    atomic_store(&fail_once, true);
     atomic_store(&fail_after, n);
 }
 
@@ -18,13 +26,16 @@ int64_t tfc_alloc_failures(void) { return atomic_load(&failures); }
 /* True when this allocation must fail. */
 static bool inject_failure(void) {
     int64_t n = atomic_load(&fail_after);
-    if (n < 0) return false;
-    while (n > 0) {
-        if (atomic_compare_exchange_weak(&fail_after, &n, n - 1)) return false;
+    for (;;) {
         if (n < 0) return false;
+        if (n > 0) {
+            if (atomic_compare_exchange_weak(&fail_after, &n, n - 1)) return false;
+            continue;
+        }
+        if (atomic_load(&fail_once) && !atomic_compare_exchange_weak(&fail_after, &n, -1)) continue;
+        atomic_fetch_add(&failures, 1);
+        return true;
     }
-    atomic_fetch_add(&failures, 1);
-    return true;
 }
 
 void *tfc_malloc(size_t size) {

@@ -109,7 +109,8 @@ void tfc_parallel_for(tfc_threadpool *p, int64_t n, int64_t cost_per_unit, tfc_r
     }
     int threads = p->n_workers + 1;
     int64_t max_chunks = (int64_t)threads * 4;
-    int64_t by_cost = (int64_t)(total / 25000.0);
+    /* total may exceed int64 (n * cost): clamp in double before converting */
+    int64_t by_cost = total / 25000.0 >= (double)max_chunks ? max_chunks : (int64_t)(total / 25000.0);
     if (by_cost < threads) by_cost = threads;
     int64_t n_chunks = by_cost < max_chunks ? by_cost : max_chunks;
     if (n_chunks > n) n_chunks = n;
