@@ -145,6 +145,12 @@ SEG_SIGNED(div, SIGNED_CALL(itruncdiv, a, b))
 SEG_U8(div, a / b)
 SEG_FLOATS(divnonan, b == 0 ? (T)0 : a / b)
 SEG_FLOATS(floordiv, _Generic((a), float: floorf, double: floor)(a / b))
+/* half/bfloat16 arithmetic rounds every operation (Eigen's half), so TensorFlow floors the quotient rounded
+ * to the dtype: 2.998 rounds to 3 in bfloat16 and floors to 3, not 2. */
+static inline float round_f16(float v) { return tfc_half_to_float(tfc_half_from_float(v)); }
+static inline float round_bf16(float v) { return tfc_bfloat16_to_float(tfc_bfloat16_from_float(v)); }
+BIN_SEG(floordiv_f16, float, float, uint32_t, floorf(round_f16(a / b)))
+BIN_SEG(floordiv_bf16, float, float, uint32_t, floorf(round_bf16(a / b)))
 SEG_SIGNED(floordiv, SIGNED_CALL(ifloordiv, a, b))
 SEG_U8(floordiv, a / b)
 SEG_FLOATS(floormod, FLOAT_CALL(fmod_floor_f32, fmod_floor_f64, a, b))
@@ -192,11 +198,14 @@ BIN_SEG(ne_s, tfc_tstring, bool, uint32_t, !tstr_eq(&a, &b))
 /* ---- the broadcasting driver --------------------------------------------------------------------------- */
 typedef struct {
     bin_fn f32, f64, i8, u8, i16, i32, i64, b, s;
+    bin_fn f16, bf16; /* half/bfloat16 variants on float32 chunks; NULL: f32 */
 } bin_table;
 
 static bin_fn pick(const bin_table *t, tfc_dtype dt) {
     switch (dt) {
-    case TFC_FLOAT: case TFC_HALF: case TFC_BFLOAT16: return t->f32;
+    case TFC_FLOAT: return t->f32;
+    case TFC_HALF: return t->f16 ? t->f16 : t->f32;
+    case TFC_BFLOAT16: return t->bf16 ? t->bf16 : t->f32;
     case TFC_DOUBLE: return t->f64;
     case TFC_INT8: return t->i8;
     case TFC_UINT8: return t->u8;
@@ -270,22 +279,25 @@ static bool run_binary(tfc_kernel_ctx *k, const bin_table *t, int64_t cost, tfc_
     return true;
 }
 
-#define TABLE_ARITH(P) {P##_f32, P##_f64, P##_i8, P##_u8, P##_i16, P##_i32, P##_i64, NULL, NULL}
-#define TABLE_SIGNED(P) {P##_f32, P##_f64, P##_i8, NULL, P##_i16, P##_i32, P##_i64, NULL, NULL}
-#define TABLE_FLOATS(P) {P##_f32, P##_f64, NULL, NULL, NULL, NULL, NULL, NULL, NULL}
+#define TABLE_ARITH(P) {.f32 = P##_f32, .f64 = P##_f64, .i8 = P##_i8, .u8 = P##_u8, .i16 = P##_i16, .i32 = P##_i32, .i64 = P##_i64}
+#define TABLE_SIGNED(P) {.f32 = P##_f32, .f64 = P##_f64, .i8 = P##_i8, .i16 = P##_i16, .i32 = P##_i32, .i64 = P##_i64}
+#define TABLE_FLOATS(P) {.f32 = P##_f32, .f64 = P##_f64}
 
 static const bin_table t_add = TABLE_ARITH(add), t_sub = TABLE_ARITH(sub), t_mul = TABLE_ARITH(mul),
-                       t_div = TABLE_ARITH(div), t_floordiv = TABLE_ARITH(floordiv),
-                       t_floormod = TABLE_ARITH(floormod), t_max = TABLE_ARITH(max), t_min = TABLE_ARITH(min),
-                       t_pow = TABLE_SIGNED(pow), t_divnonan = TABLE_FLOATS(divnonan),
-                       t_sqdiff = {sqdiff_f32, sqdiff_f64, NULL, NULL, NULL, sqdiff_i32, sqdiff_i64, NULL, NULL},
+                       t_div = TABLE_ARITH(div), t_floormod = TABLE_ARITH(floormod), t_max = TABLE_ARITH(max),
+                       t_min = TABLE_ARITH(min), t_pow = TABLE_SIGNED(pow), t_divnonan = TABLE_FLOATS(divnonan),
+                       t_floordiv = {.f32 = floordiv_f32, .f64 = floordiv_f64, .i8 = floordiv_i8, .u8 = floordiv_u8,
+                                     .i16 = floordiv_i16, .i32 = floordiv_i32, .i64 = floordiv_i64,
+                                     .f16 = floordiv_f16, .bf16 = floordiv_bf16},
+                       t_sqdiff = {.f32 = sqdiff_f32, .f64 = sqdiff_f64, .i32 = sqdiff_i32, .i64 = sqdiff_i64},
                        t_sqrtgrad = TABLE_FLOATS(sqrtgrad), t_rsqrtgrad = TABLE_FLOATS(rsqrtgrad),
                        t_recipgrad = TABLE_FLOATS(recipgrad), t_tanhgrad = TABLE_FLOATS(tanhgrad),
                        t_sigmoidgrad = TABLE_FLOATS(sigmoidgrad);
-#define TABLE_CMP(P) {P##_f32, P##_f64, P##_i8, P##_u8, P##_i16, P##_i32, P##_i64, NULL, NULL}
-static const bin_table t_eq = {eq_f32, eq_f64, eq_i8, eq_u8, eq_i16, eq_i32, eq_i64, eq_b, eq_s},
-                       t_ne = {ne_f32, ne_f64, ne_i8, ne_u8, ne_i16, ne_i32, ne_i64, ne_b, ne_s},
-                       t_lt = TABLE_CMP(lt), t_le = TABLE_CMP(le), t_gt = TABLE_CMP(gt), t_ge = TABLE_CMP(ge),
+static const bin_table t_eq = {.f32 = eq_f32, .f64 = eq_f64, .i8 = eq_i8, .u8 = eq_u8, .i16 = eq_i16, .i32 = eq_i32,
+                               .i64 = eq_i64, .b = eq_b, .s = eq_s},
+                       t_ne = {.f32 = ne_f32, .f64 = ne_f64, .i8 = ne_i8, .u8 = ne_u8, .i16 = ne_i16, .i32 = ne_i32,
+                               .i64 = ne_i64, .b = ne_b, .s = ne_s},
+                       t_lt = TABLE_ARITH(lt), t_le = TABLE_ARITH(le), t_gt = TABLE_ARITH(gt), t_ge = TABLE_ARITH(ge),
                        t_and = {.b = and_b}, t_or = {.b = or_b};
 
 bool tfc_k_add(tfc_kernel_ctx *k, tfc_status *st) { return run_binary(k, &t_add, 1, st); }
