@@ -359,6 +359,18 @@ def _structure_outputs(info, outs, attrs, list_lens):
     return nt(*groups)
 
 
+# tf.raw_ops spells a few arguments differently from the op definitions (TensorFlow's api_def renames):
+# {op: {raw_ops keyword: op-def input or attr name}}.
+_API_RENAMES = {
+    "All": {"axis": "reduction_indices"}, "Any": {"axis": "reduction_indices"},
+    "EuclideanNorm": {"axis": "reduction_indices"}, "Max": {"axis": "reduction_indices"},
+    "Mean": {"axis": "reduction_indices"}, "Min": {"axis": "reduction_indices"},
+    "Prod": {"axis": "reduction_indices"}, "Sum": {"axis": "reduction_indices"},
+    "ExpandDims": {"axis": "dim"}, "Select": {"x": "t", "y": "e"}, "Split": {"axis": "split_dim"},
+    "SplitV": {"axis": "split_dim"}, "Squeeze": {"axis": "squeeze_dims"}, "Where": {"condition": "input"},
+}
+
+
 class _RawOp:
     def __init__(self, info):
         self._info = info
@@ -372,6 +384,10 @@ class _RawOp:
                             (info.name, ", ".join(info.input_names)))
         if "name" not in info.input_names and "name" not in info.attr_kinds:
             kwargs.pop("name", None)  # tf.raw_ops' op-name argument; eager ops have no name
+        known = set(info.input_names) | set(info.attr_kinds)
+        for api, own in _API_RENAMES.get(info.name, {}).items():
+            if api in kwargs and api not in known and own in known and own not in kwargs:
+                kwargs[own] = kwargs.pop(api)
         values = []
         for a in info.inputs:
             if a.name not in kwargs:
