@@ -177,6 +177,8 @@ def constant(value, dtype=None, shape=None):
             if shape is None or tuple(shape) == value.shape:
                 return value
         value = value.numpy()
+    if not isinstance(value, (np.ndarray, np.generic)) and hasattr(value, "numpy"):
+        value = value.numpy()  # a TensorFlow tensor or variable keeps its dtype
     dt = _dt.as_dtype(dtype) if dtype is not None else _default_dtype(value)
     if dt is _dt.resource:
         raise TypeError("cannot make a constant of dtype resource")
