@@ -12,7 +12,7 @@ PYTHON  ?= python3
 JOBS    ?= $(shell nproc)
 PYTEST_ARGS ?= -q
 
-DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libpng-dev \
+DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
                 libjpeg62-turbo-dev dataset-fashion-mnist python3-venv
 PY_PACKAGES  := pytest numpy tensorflow-cpu
 PY_MODULES   := pytest numpy tensorflow

@@ -1,0 +1,14 @@
+/* tfc — Keras in C. Umbrella header for tf.keras: layers, models, training, optimizers, losses, metrics,
+ * callbacks and datasets. */
+#ifndef TFC_KERAS_H
+#define TFC_KERAS_H
+
+#include "tfc/keras/layer.h"
+#include "tfc/keras/layers.h"
+#include "tfc/keras/losses.h"
+#include "tfc/keras/optimizers.h"
+#include "tfc/keras/model.h"
+#include "tfc/keras/callbacks.h"
+#include "tfc/keras/datasets.h"
+
+#endif

@@ -1,0 +1,196 @@
+/* tfc — built-in Keras layers (tf.keras.layers.*). Each constructor macro takes Keras's argument names as
+ * designated initialisers; zero means Keras's default. Common arguments of every layer: name, trainable
+ * (tfc_flag), dtype (0 = float32), input_shape (without batch; makes a Sequential model's first layer
+ * define the input, like Keras's input_shape=).
+ *
+ *   tfc_layer *d = tfc_layers_dense(.units = 10, .activation = "softmax");
+ *
+ * Shapes below follow Keras: [batch, ...]; image layers use data_format "channels_last" (default,
+ * [batch, height, width, channels]) or "channels_first" ([batch, channels, height, width]).
+ * Returned layers are floating (see layer.h); NULL only when out of memory. */
+#ifndef TFC_KERAS_LAYERS_H
+#define TFC_KERAS_LAYERS_H
+
+#include "tfc/keras/layer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TFC_LAYER_COMMON_OPTS                                                                                \
+    const char *name;                                                                                        \
+    tfc_flag trainable;                                                                                      \
+    tfc_dtype dtype;                                                                                         \
+    int64_t input_shape[TFC_MAX_RANK]; /* without batch; -1 unknown; rank = leading non-zero entries */      \
+    int input_rank /* 0: count the leading non-zero entries of input_shape */
+
+/* tf.keras.layers.InputLayer: [batch, *shape] placeholder (use tfc_input for the Functional API). */
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t batch_size; } tfc_input_layer_opts;
+TFC_API tfc_layer *tfc_layers_input_layer_new(const tfc_input_layer_opts *o);
+#define tfc_layers_input_layer(...) tfc_layers_input_layer_new(&(tfc_input_layer_opts){__VA_ARGS__})
+
+/* Dense: [batch, ..., in] -> [batch, ..., units]; activation(x @ kernel + bias). kernel [in, units], bias [units]. */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t units;
+    const char *activation;            /* NULL = "linear" */
+    tfc_flag use_bias;                 /* default yes */
+    const tfc_initializer *kernel_initializer; /* NULL = glorot_uniform */
+    const tfc_initializer *bias_initializer;   /* NULL = zeros */
+    const tfc_regularizer *kernel_regularizer, *bias_regularizer, *activity_regularizer;
+} tfc_dense_opts;
+TFC_API tfc_layer *tfc_layers_dense_new(const tfc_dense_opts *o);
+#define tfc_layers_dense(...) tfc_layers_dense_new(&(tfc_dense_opts){__VA_ARGS__})
+
+/* Conv2D: kernel [kh, kw, in/groups, filters], bias [filters]. padding "valid" (default) or "same". */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t filters;
+    int64_t kernel_size[2];
+    int64_t strides[2];        /* 0 = 1 */
+    const char *padding;       /* NULL = "valid" */
+    const char *data_format;   /* NULL = "channels_last" */
+    int64_t dilation_rate[2];  /* 0 = 1 */
+    int64_t groups;            /* 0 = 1 */
+    const char *activation;
+    tfc_flag use_bias;
+    const tfc_initializer *kernel_initializer, *bias_initializer;
+    const tfc_regularizer *kernel_regularizer, *bias_regularizer, *activity_regularizer;
+} tfc_conv2d_layer_opts;
+TFC_API tfc_layer *tfc_layers_conv2d_new(const tfc_conv2d_layer_opts *o);
+#define tfc_layers_conv2d(...) tfc_layers_conv2d_new(&(tfc_conv2d_layer_opts){__VA_ARGS__})
+
+/* DepthwiseConv2D: depthwise_kernel [kh, kw, in, depth_multiplier], bias [in * depth_multiplier]. */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t kernel_size[2];
+    int64_t strides[2];
+    const char *padding;
+    int64_t depth_multiplier;  /* 0 = 1 */
+    const char *data_format;
+    int64_t dilation_rate[2];
+    const char *activation;
+    tfc_flag use_bias;
+    const tfc_initializer *depthwise_initializer, *bias_initializer;
+    const tfc_regularizer *depthwise_regularizer, *bias_regularizer, *activity_regularizer;
+} tfc_depthwise_conv2d_layer_opts;
+TFC_API tfc_layer *tfc_layers_depthwise_conv2d_new(const tfc_depthwise_conv2d_layer_opts *o);
+#define tfc_layers_depthwise_conv2d(...) tfc_layers_depthwise_conv2d_new(&(tfc_depthwise_conv2d_layer_opts){__VA_ARGS__})
+
+/* MaxPooling2D / AveragePooling2D: pool_size default [2, 2]; strides 0 = pool_size; padding "valid". */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t pool_size[2];
+    int64_t strides[2];
+    const char *padding;
+    const char *data_format;
+} tfc_pooling2d_opts;
+TFC_API tfc_layer *tfc_layers_max_pooling2d_new(const tfc_pooling2d_opts *o);
+TFC_API tfc_layer *tfc_layers_average_pooling2d_new(const tfc_pooling2d_opts *o);
+#define tfc_layers_max_pooling2d(...) tfc_layers_max_pooling2d_new(&(tfc_pooling2d_opts){__VA_ARGS__})
+#define tfc_layers_average_pooling2d(...) tfc_layers_average_pooling2d_new(&(tfc_pooling2d_opts){__VA_ARGS__})
+
+/* GlobalAveragePooling2D / GlobalMaxPooling2D: [batch, h, w, c] -> [batch, c] (keepdims: [batch, 1, 1, c]). */
+typedef struct { TFC_LAYER_COMMON_OPTS; const char *data_format; bool keepdims; } tfc_global_pooling2d_opts;
+TFC_API tfc_layer *tfc_layers_global_average_pooling2d_new(const tfc_global_pooling2d_opts *o);
+TFC_API tfc_layer *tfc_layers_global_max_pooling2d_new(const tfc_global_pooling2d_opts *o);
+#define tfc_layers_global_average_pooling2d(...) tfc_layers_global_average_pooling2d_new(&(tfc_global_pooling2d_opts){__VA_ARGS__})
+#define tfc_layers_global_max_pooling2d(...) tfc_layers_global_max_pooling2d_new(&(tfc_global_pooling2d_opts){__VA_ARGS__})
+
+/* Flatten: [batch, ...] -> [batch, prod(...)] (channels_first moves channels last first). */
+typedef struct { TFC_LAYER_COMMON_OPTS; const char *data_format; } tfc_flatten_opts;
+TFC_API tfc_layer *tfc_layers_flatten_new(const tfc_flatten_opts *o);
+#define tfc_layers_flatten(...) tfc_layers_flatten_new(&(tfc_flatten_opts){__VA_ARGS__})
+
+/* Reshape: [batch, ...] -> [batch, *target_shape] (one -1 allowed). */
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t target_shape[TFC_MAX_RANK]; int target_rank; } tfc_reshape_layer_opts;
+TFC_API tfc_layer *tfc_layers_reshape_new(const tfc_reshape_layer_opts *o);
+#define tfc_layers_reshape(...) tfc_layers_reshape_new(&(tfc_reshape_layer_opts){__VA_ARGS__})
+
+/* ZeroPadding2D: padding {{top, bottom}, {left, right}}; all zero = 1 on every side as Keras's default. */
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t padding[2][2]; const char *data_format; } tfc_zero_padding2d_opts;
+TFC_API tfc_layer *tfc_layers_zero_padding2d_new(const tfc_zero_padding2d_opts *o);
+#define tfc_layers_zero_padding2d(...) tfc_layers_zero_padding2d_new(&(tfc_zero_padding2d_opts){__VA_ARGS__})
+
+/* Dropout: training only; keeps each value with probability 1-rate, scaled by 1/(1-rate). */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    double rate;
+    int64_t noise_shape[TFC_MAX_RANK]; int noise_rank; /* 0 = input shape */
+    int64_t seed; bool has_seed;
+} tfc_dropout_opts;
+TFC_API tfc_layer *tfc_layers_dropout_new(const tfc_dropout_opts *o);
+#define tfc_layers_dropout(...) tfc_layers_dropout_new(&(tfc_dropout_opts){__VA_ARGS__})
+
+/* Activation: applies a named activation (see tfc_activation_apply). */
+typedef struct { TFC_LAYER_COMMON_OPTS; const char *activation; } tfc_activation_layer_opts;
+TFC_API tfc_layer *tfc_layers_activation_new(const tfc_activation_layer_opts *o);
+#define tfc_layers_activation(...) tfc_layers_activation_new(&(tfc_activation_layer_opts){__VA_ARGS__})
+
+/* ReLU: min(max(x, threshold-relative negative_slope), max_value) as Keras (max_value < 0 = none). */
+typedef struct { TFC_LAYER_COMMON_OPTS; double max_value; bool has_max_value; double negative_slope; double threshold; } tfc_relu_layer_opts;
+TFC_API tfc_layer *tfc_layers_relu_new(const tfc_relu_layer_opts *o);
+#define tfc_layers_relu(...) tfc_layers_relu_new(&(tfc_relu_layer_opts){__VA_ARGS__})
+
+/* LeakyReLU: alpha default 0.3 (Keras's, not tf.nn's 0.2); has_alpha to pass 0. */
+typedef struct { TFC_LAYER_COMMON_OPTS; double alpha; bool has_alpha; } tfc_leaky_relu_layer_opts;
+TFC_API tfc_layer *tfc_layers_leaky_relu_new(const tfc_leaky_relu_layer_opts *o);
+#define tfc_layers_leaky_relu(...) tfc_layers_leaky_relu_new(&(tfc_leaky_relu_layer_opts){__VA_ARGS__})
+
+/* Softmax over `axis` (default -1; has_axis to pass 0). */
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t axis; bool has_axis; } tfc_softmax_layer_opts;
+TFC_API tfc_layer *tfc_layers_softmax_new(const tfc_softmax_layer_opts *o);
+#define tfc_layers_softmax(...) tfc_layers_softmax_new(&(tfc_softmax_layer_opts){__VA_ARGS__})
+
+/* BatchNormalization: weights gamma (if scale), beta (if center) trainable; moving_mean, moving_variance
+ * non-trainable, updated in training as moving = moving * momentum + batch * (1 - momentum). */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t axis; bool has_axis;  /* default -1 */
+    double momentum;              /* 0 = 0.99 */
+    double epsilon;               /* 0 = 0.001 */
+    tfc_flag center, scale;       /* default yes */
+    const tfc_initializer *beta_initializer, *gamma_initializer, *moving_mean_initializer, *moving_variance_initializer;
+    const tfc_regularizer *beta_regularizer, *gamma_regularizer;
+} tfc_batch_normalization_opts;
+TFC_API tfc_layer *tfc_layers_batch_normalization_new(const tfc_batch_normalization_opts *o);
+#define tfc_layers_batch_normalization(...) tfc_layers_batch_normalization_new(&(tfc_batch_normalization_opts){__VA_ARGS__})
+
+/* LayerNormalization over `axis` (default -1): gamma, beta [normalized dims]. epsilon 0 = 0.001. */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t axis[TFC_MAX_RANK]; int n_axis; /* 0: {-1} */
+    double epsilon;
+    tfc_flag center, scale;
+    const tfc_initializer *beta_initializer, *gamma_initializer;
+    const tfc_regularizer *beta_regularizer, *gamma_regularizer;
+} tfc_layer_normalization_opts;
+TFC_API tfc_layer *tfc_layers_layer_normalization_new(const tfc_layer_normalization_opts *o);
+#define tfc_layers_layer_normalization(...) tfc_layers_layer_normalization_new(&(tfc_layer_normalization_opts){__VA_ARGS__})
+
+/* Embedding: int indices [batch, ...] in [0, input_dim) -> [batch, ..., output_dim]; embeddings
+ * [input_dim, output_dim] initialised uniform [-0.05, 0.05]. */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t input_dim, output_dim;
+    const tfc_initializer *embeddings_initializer;
+    const tfc_regularizer *embeddings_regularizer;
+    bool mask_zero;
+    int64_t input_length;
+} tfc_embedding_opts;
+TFC_API tfc_layer *tfc_layers_embedding_new(const tfc_embedding_opts *o);
+#define tfc_layers_embedding(...) tfc_layers_embedding_new(&(tfc_embedding_opts){__VA_ARGS__})
+
+/* Merge layers on 2+ inputs: Add and Multiply (broadcasting as Keras), Concatenate along axis (default -1). */
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t axis; bool has_axis; } tfc_merge_opts;
+TFC_API tfc_layer *tfc_layers_add_new(const tfc_merge_opts *o);
+TFC_API tfc_layer *tfc_layers_multiply_new(const tfc_merge_opts *o);
+TFC_API tfc_layer *tfc_layers_concatenate_new(const tfc_merge_opts *o);
+#define tfc_layers_add(...) tfc_layers_add_new(&(tfc_merge_opts){__VA_ARGS__})
+#define tfc_layers_multiply(...) tfc_layers_multiply_new(&(tfc_merge_opts){__VA_ARGS__})
+#define tfc_layers_concatenate(...) tfc_layers_concatenate_new(&(tfc_merge_opts){__VA_ARGS__})
+
+#ifdef __cplusplus
+}
+#endif
+#endif
