@@ -821,6 +821,9 @@ static bool split_v_shape(tfc_shape_ctx *c, tfc_status *st) {
         return TFC_OP_ERR(c, st, "size of the split_tensor must be 1-D and have the same elements as outputs got %d -D and %lld elements",
                           ss->rank, (long long)(ss->rank == 1 ? ss->dims[0] : ss->rank == 2 ? ss->dims[0] * ss->dims[1] : 1));
     const tfc_tensor *v = known(c, 1);
+    if (v && axis >= 0 && num == 1 && in->dims[axis] >= 0 && int_at(v, 0) != in->dims[axis])
+        return TFC_OP_ERR(c, st, "If there is only one output, it must have the same size as the input. Input size: %lld output size: %lld",
+                          (long long)in->dims[axis], (long long)int_at(v, 0));
     for (int i = 0; i < c->n_out; i++) {
         c->out_shapes[i] = *in;
         if (axis >= 0) c->out_shapes[i].dims[axis] = -1;
