@@ -21,9 +21,10 @@ PY_MODULES   := pytest numpy tensorflow
 
 all: build
 
-# Debian packages, installed only when dpkg says one is missing.
+# Debian packages, installed only when dpkg says one is missing (skipped on systems without dpkg).
 deps:
-	@missing=""; \
+	@command -v dpkg >/dev/null || exit 0; \
+	missing=""; \
 	for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing Debian packages:$$missing"; \
