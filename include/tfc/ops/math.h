@@ -104,8 +104,9 @@ TFC_API tfc_tensor *tfc_logical_not(tfc_ctx *ctx, const tfc_tensor *x, tfc_statu
 TFC_API tfc_tensor *tfc_select(tfc_ctx *ctx, const tfc_tensor *condition, const tfc_tensor *t, const tfc_tensor *e,
                                tfc_status *st);
 /* tf.cast (Cast) of x to dtype dt, between floats, integers and bool. Floating to integer truncates toward
- * zero (NaN and out-of-range values give the type's minimum for int32/int64, as TensorFlow on x86); anything
- * to bool is x != 0. Casting to the same dtype shares x's buffer. Between floating types the gradient is cast
+ * zero; NaN and out-of-range values give the type's minimum for int32/int64 (as TensorFlow on x86) and
+ * saturate for int8/uint8/int16 (NaN: the minimum); integer to integer keeps the low bits; anything to bool
+ * is x != 0. Casting to the same dtype shares x's buffer. Between floating types the gradient is cast
  * back; other casts have none. UNIMPLEMENTED for strings. */
 TFC_API tfc_tensor *tfc_cast(tfc_ctx *ctx, const tfc_tensor *x, tfc_dtype dt, tfc_status *st);
 /* ClipByValue: min(max(t, clip_value_min), clip_value_max) computed as TensorFlow's kernel

@@ -2,7 +2,9 @@
  * results where C leaves them undefined:
  *  - floating -> int32/int64: truncation toward zero; NaN and out-of-range values give INT_MIN/INT64_MIN
  *    (what cvttss2si/cvttsd2si produce, and what TensorFlow returns);
- *  - floating -> int8/uint8/int16: through int32, keeping the low bits (300.0 -> int8 44, -1.0 -> uint8 255);
+ *  - floating -> int8/uint8/int16: through int32 as above, then saturated (300.0 -> int8 127, -1.0 -> uint8 0,
+ *    NaN -> int8 -128). TensorFlow's vectorised loop does this; its scalar loop for the last n % 32 elements
+ *    keeps the low bits instead (300.0 -> 44), so TensorFlow itself disagrees with itself there;
  *  - integer -> narrower integer: keeps the low bits; anything -> bool: x != 0 (NaN is true);
  *  - float64 -> half/bfloat16 goes through float32 (so it can round twice, as TensorFlow does);
  *  - Truncate = true on a floating source zeroes the mantissa bits the destination cannot hold before
@@ -13,6 +15,7 @@
 #include "kernels/cpu/math_internal.h"
 
 static inline int32_t f2i32(double d) { return d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d : INT32_MIN; }
+static inline int32_t sat32(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 static inline int64_t f2i64(double d) {
     return d >= -9223372036854775808.0 && d < 9223372036854775808.0 ? (int64_t)d : INT64_MIN;
 }
@@ -27,9 +30,9 @@ static inline int64_t f2i64(double d) {
 #define STF_f64(x) ((double)(x))
 #define STF_f16(x) tfc_half_from_float((float)(x))
 #define STF_bf16(x) tfc_bfloat16_from_float((float)(x))
-#define STF_i8(x) ((int8_t)f2i32(x))
-#define STF_u8(x) ((uint8_t)f2i32(x))
-#define STF_i16(x) ((int16_t)f2i32(x))
+#define STF_i8(x) ((int8_t)sat32(f2i32(x), INT8_MIN, INT8_MAX))
+#define STF_u8(x) ((uint8_t)sat32(f2i32(x), 0, UINT8_MAX))
+#define STF_i16(x) ((int16_t)sat32(f2i32(x), INT16_MIN, INT16_MAX))
 #define STF_i32(x) f2i32(x)
 #define STF_i64(x) f2i64(x)
 #define STF_b(x) ((x) != 0)
