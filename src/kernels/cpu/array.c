@@ -335,15 +335,23 @@ static bool pad_common(tfc_kernel_ctx *k, const void *constant, tfc_status *st) 
     tfc_array_strides(&o->shape, os);
     if (tfc_shape_equal(&x->shape, &o->shape)) return forward(k, st);
     for (int i = 0; i < r; i++) off += int_at(k->in[1], 2 * i) * os[i];
-    bool zero = !constant;
-    if (constant && x->dtype != TFC_STRING) {
-        zero = true;
-        for (size_t b = 0; b < tfc_dtype_size(x->dtype); b++) zero &= ((const unsigned char *)constant)[b] == 0;
-    }
-    if (zero) {
-        if (x->dtype != TFC_STRING) memset(o->data, 0, (size_t)o->num_elements * tfc_dtype_size(o->dtype));
-    } else if (!tfc_array_fill(k->pool, o->dtype, o->data, o->num_elements, constant, st)) {
-        return false;
+    /* Fill only the border, each dim's before/after slab once (inside the earlier dims' interior), so every
+     * output element is written once. Pad's zero strings are already there. */
+    static const unsigned char zero[sizeof(tfc_tstring)];
+    if (constant || x->dtype != TFC_STRING) {
+        const void *v = constant ? constant : zero;
+        int64_t ss[TFC_MAX_RANK] = {0}, dims[TFC_MAX_RANK], base = 0;
+        for (int d = 0; d < r; d++) {
+            int64_t before = int_at(k->in[1], 2 * d), after = int_at(k->in[1], 2 * d + 1);
+            for (int i = 0; i < r; i++) dims[i] = i < d ? x->shape.dims[i] : o->shape.dims[i];
+            dims[d] = before;
+            if (!tfc_array_copy(k->pool, x->dtype, v, 0, ss, o->data, base, os, dims, r, st)) return false;
+            dims[d] = after;
+            if (!tfc_array_copy(k->pool, x->dtype, v, 0, ss, o->data, base + (before + x->shape.dims[d]) * os[d], os, dims,
+                                r, st))
+                return false;
+            base += before * os[d];
+        }
     }
     return tfc_array_copy(k->pool, x->dtype, x->data, 0, xs, o->data, off, os, x->shape.dims, r, st);
 }
@@ -404,14 +412,25 @@ typedef struct {
     const char *src;
     char *dst;
     size_t es;
+    int64_t before, inner; /* the last dim's leading padding and unpadded size */
 } mirror_job;
 
-#define GATHER_LOOP(T)                                                                       \
+/* Padded positions [lo, hi) of a row gather through the mirror map. */
+#define GATHER_LOOP(T, lo, hi)                                                               \
     do {                                                                                     \
         const T *s = (const T *)src;                                                         \
         T *d = (T *)dst;                                                                     \
-        for (int64_t x = 0; x < n; x++) d[x] = s[map[x]];                                    \
+        for (int64_t x = (lo); x < (hi); x++) d[x] = s[map[x]];                              \
     } while (0)
+
+static void gather(size_t es, const char *src, char *dst, const int64_t *map, int64_t lo, int64_t hi) {
+    switch (es) {
+    case 1: GATHER_LOOP(uint8_t, lo, hi); break;
+    case 2: GATHER_LOOP(uint16_t, lo, hi); break;
+    case 4: GATHER_LOOP(uint32_t, lo, hi); break;
+    default: GATHER_LOOP(uint64_t, lo, hi); break;
+    }
+}
 
 static void mirror_rows(void *arg, int64_t begin, int64_t end) {
     const mirror_job *j = arg;
@@ -421,12 +440,9 @@ static void mirror_rows(void *arg, int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; r++) {
         const char *src = j->src + mirror_row_offset(&j->m, r) * (int64_t)j->es;
         char *dst = j->dst + r * n * (int64_t)j->es;
-        switch (j->es) {
-        case 1: GATHER_LOOP(uint8_t); break;
-        case 2: GATHER_LOOP(uint16_t); break;
-        case 4: GATHER_LOOP(uint32_t); break;
-        default: GATHER_LOOP(uint64_t); break;
-        }
+        gather(j->es, src, dst, map, 0, j->before);
+        memcpy(dst + j->before * (int64_t)j->es, src, (size_t)j->inner * j->es); /* the unpadded middle */
+        gather(j->es, src, dst, map, j->before + j->inner, n);
     }
 }
 
@@ -438,7 +454,9 @@ static bool mirror_pad(tfc_kernel_ctx *k, tfc_status *st) {
     if (o->num_elements == 0) return true;
     int64_t *storage = mirror_storage(&o->shape, st);
     if (!storage) return false;
-    mirror_job j = {.src = x->data, .dst = o->data, .es = tfc_dtype_size(x->dtype)};
+    int last = o->shape.rank - 1;
+    mirror_job j = {.src = x->data, .dst = o->data, .es = tfc_dtype_size(x->dtype),
+                    .before = int_at(k->in[1], 2 * last), .inner = x->shape.dims[last]};
     mirror_plan_make(&j.m, &o->shape, &x->shape, k->in[1], reflect, storage);
     int64_t n = o->shape.dims[o->shape.rank - 1], rows = o->num_elements / n;
     bool ok = true;
