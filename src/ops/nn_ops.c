@@ -490,7 +490,7 @@ static bool fused_batch_norm_grad_grad(tfc_grad_ctx *g, tfc_status *st) {
     const char *df = tfc_attrs_string(g->attrs, "data_format", "NHWC");
     bool nchw = !strcmp(df, "NCHW") || !strcmp(df, "NCDHW");
     bool training = tfc_attrs_bool(g->attrs, "is_training", true);
-    double eps = tfc_attrs_float(g->attrs, "epsilon", 1e-4);
+    double eps = (float)tfc_attrs_float(g->attrs, "epsilon", 1e-4); /* a float32 attr */
     tfc_tensor *dy = g->in[0], *x = g->in[1], *scale = g->in[2];
     tfc_tape *tape = tfc_tape_new(g->ctx, false, false, st);
     if (!tape) return false;

@@ -185,7 +185,8 @@ static void act_range(void *arg, int64_t begin, int64_t end) {
 
 static bool act_run(tfc_kernel_ctx *k, act_kind kind, bool grad, tfc_status *st) {
     act_job j = {.kind = kind, .grad = grad, .dt = k->in[0]->dtype, .y = k->out[0]->data,
-                 .alpha = tfc_attrs_float(k->attrs, "alpha", 0.2)};
+                 /* float attrs are float32 in TensorFlow: alpha is 0.2f even for float64 data */
+                 .alpha = (float)tfc_attrs_float(k->attrs, "alpha", 0.2)};
     if (grad) {
         j.g = k->in[0]->data;
         j.x = k->in[1]->data;

@@ -293,7 +293,9 @@ bool tfc_nn_fused_batch_norm(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *y = k->out[0], *bmean = k->out[1], *bvar = k->out[2], *rs1 = k->out[3], *rs2 = k->out[4],
                *rs3 = k->out[5];
     bool training = tfc_attrs_bool(k->attrs, "is_training", true);
-    double eps = tfc_attrs_float(k->attrs, "epsilon", 1e-4), f = tfc_attrs_float(k->attrs, "exponential_avg_factor", 1.0);
+    /* float attrs are float32 in TensorFlow */
+    double eps = (float)tfc_attrs_float(k->attrs, "epsilon", 1e-4),
+           f = (float)tfc_attrs_float(k->attrs, "exponential_avg_factor", 1.0);
     bn_job j = {.training = training, .eps = eps};
     bn_view(k, x, &j);
     int64_t C = j.ch, n = j.outer * j.inner;
@@ -374,7 +376,7 @@ bool tfc_nn_fused_batch_norm_grad(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *dy = k->in[0], *x = k->in[1];
     tfc_tensor *dx = k->out[0], *dscale = k->out[1], *doffset = k->out[2];
     bool training = tfc_attrs_bool(k->attrs, "is_training", true);
-    double eps = tfc_attrs_float(k->attrs, "epsilon", 1e-4);
+    double eps = (float)tfc_attrs_float(k->attrs, "epsilon", 1e-4);
     bn_job j = {.training = training, .grad = true, .eps = eps};
     bn_view(k, x, &j);
     int64_t C = j.ch, n = j.outer * j.inner;
