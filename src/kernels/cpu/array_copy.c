@@ -195,9 +195,9 @@ bool tfc_array_copy(tfc_threadpool *pool, tfc_dtype dt, const void *src, int64_t
         return copy_strings(&p, st);
     }
     /* Transpose: the innermost dst dim is strided in src while another dim is contiguous in src. */
-    if (p.ds[p.inner] == 1 && p.ss[p.inner] != 1 && p.ss[p.inner] != 0 && p.dims[p.inner] >= 4) {
+    if (p.ds[p.inner] == 1 && p.ss[p.inner] != 1 && p.ss[p.inner] != 0) {
         for (int i = 0; i < p.inner; i++)
-            if (p.ss[i] == 1 && p.dims[i] >= 4) p.tk = i;
+            if (p.ss[i] == 1) p.tk = i;
     }
     for (int i = 0; i < p.inner; i++)
         if (i != p.tk) p.outer[p.n_outer++] = i;
