@@ -248,6 +248,21 @@ static void test_gradients(void) {
     tfc_scope_end(ctx);
 }
 
+/* Identity of a resource handle is a handle to the same variable, holding its own reference. */
+static void test_resource_identity(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *init = tfc_scalar_f32(3.0f, &st);
+    tfc_variable *v = tfc_variable_new(ctx, init, true, "v", &st);
+    REQUIRE(v);
+    tfc_tensor *h = tfc_identity(ctx, tfc_variable_handle(v), &st);
+    CHECK_OK(&st);
+    REQUIRE(h);
+    tfc_variable_free(v);
+    CHECK(tfc_variable_from_handle(h) == v); /* still alive through h */
+    tfc_tensor_unref(h);
+    tfc_tensor_unref(init);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
@@ -259,6 +274,7 @@ int main(void) {
     test_views();
     test_pad_tile_broadcast();
     test_gradients();
+    test_resource_identity();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }

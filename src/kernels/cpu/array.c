@@ -2,6 +2,7 @@
  * through the strided copy engine of array_copy.c. Shapes and attrs were validated by the op layer. */
 #include <string.h>
 
+#include "core/variable.h"
 #include "kernels/cpu/array_copy.h"
 #include "ops/array_ops.h"
 
@@ -47,7 +48,18 @@ static bool try_share(tfc_kernel_ctx *k, int o, tfc_tensor *in, int64_t off, con
 
 /* ---- forwarding and metadata ----------------------------------------------------------------------------- */
 static bool forward(tfc_kernel_ctx *k, tfc_status *st) {
-    tfc_shape s = k->out[0] ? k->out[0]->shape : k->in[0]->shape;
+    tfc_tensor *x = k->in[0];
+    tfc_shape s = k->out[0] ? k->out[0]->shape : x->shape;
+    if (x->dtype == TFC_RESOURCE && x->resource) {
+        /* A handle must hold its own reference to the resource (variables are the only resources). */
+        if (x->resource_release != tfc_var_release) return tfc_kernel_unimplemented(k, x->dtype, st);
+        tfc_tensor *h = tfc_tensor_resource(x->resource, tfc_var_acquire, tfc_var_release, st);
+        if (!h) return false;
+        h->shape = s;
+        tfc_tensor_unref(k->out[0]);
+        k->out[0] = h;
+        return true;
+    }
     return tfc_kernel_forward_input(k, 0, 0, &s, st);
 }
 
