@@ -47,7 +47,8 @@ typedef struct tfc_initializer {
 #define tfc_initializer_of(...) (&(const tfc_initializer){__VA_ARGS__})
 
 /* Fills a new tensor of `shape` and dtype with the initializer's values (Keras's fan computation for
- * kernels of rank 2..5). INVALID_ARGUMENT for an unknown name or bad parameters. */
+ * kernels of rank 2..5). The result is owned like an op's output: by the current scope, else by the caller.
+ * INVALID_ARGUMENT for an unknown name or bad parameters (naming them). */
 TFC_API tfc_tensor *tfc_initializer_sample(tfc_ctx *ctx, const tfc_initializer *init, const tfc_shape *shape,
                                            tfc_dtype dtype, tfc_status *st);
 
@@ -81,7 +82,9 @@ typedef struct tfc_layer_class {
     /* The forward computation on eager tensors; outputs are new tensors (scope-owned or caller-owned). */
     bool (*call)(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
                  bool training, tfc_status *st);
-    /* Adds the class's own config keys to cfg (a cJSON object, passed as void* so this header needs no cJSON). */
+    /* Adds the class's own config keys to cfg (a cJSON object, passed as void* so this header needs no cJSON).
+     * cfg already holds the base keys (name, trainable, dtype, batch_input_shape); a class may replace them
+     * (InputLayer's config has no "trainable"). */
     bool (*get_config)(const tfc_layer *l, void *cfg, tfc_status *st);
     /* Releases what the concrete struct owns beyond the base (may be NULL). */
     void (*destroy)(tfc_layer *l);
@@ -92,6 +95,8 @@ typedef struct tfc_layer_class {
 TFC_API tfc_layer *tfc_layer_alloc(const tfc_layer_class *cls, const char *name);
 TFC_API tfc_layer *tfc_layer_ref(tfc_layer *l);
 TFC_API void tfc_layer_unref(tfc_layer *l); /* NULL-safe */
+/* tf.keras.backend.clear_session() for names: automatic names start again at "dense", "input_1", ... */
+TFC_API void tfc_keras_clear_session(void);
 
 TFC_API const char *tfc_layer_name(const tfc_layer *l);
 TFC_API const char *tfc_layer_class_name(const tfc_layer *l);
@@ -117,6 +122,9 @@ TFC_API int64_t tfc_layer_count_params(const tfc_layer *l);
 TFC_API int tfc_layer_get_weights(const tfc_layer *l, tfc_tensor **out, int max, tfc_status *st);
 TFC_API bool tfc_layer_set_weights(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *w, int n, tfc_status *st);
 
+/* layer.build(input_shape): validates the shapes (as compute_output_shape) and creates the weights in ctx.
+ * Shapes include the batch dim (-1 when unknown). No-op for a built layer whose input spec accepts them. */
+TFC_API bool tfc_layer_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in, tfc_status *st);
 /* Calls the layer on eager tensors (layer(x, training=...)): builds it on first use from the input shapes,
  * checks the input shapes against the built ones, then runs call. Adds regularization losses of the
  * layer's weights to the context of the current forward pass (see tfc_layer_losses). */
@@ -124,8 +132,10 @@ TFC_API bool tfc_layer_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, i
                             int n_out, bool training, tfc_status *st);
 /* Single-input, single-output shorthand. */
 TFC_API tfc_tensor *tfc_layer_call1(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *x, bool training, tfc_status *st);
-/* Sum of the regularization losses of the layer's (and sublayers') weights, as a scalar float32 tensor
- * computed with ops (so it is differentiable); NULL with st OK when the layer has no regularizers. */
+/* Sum of the regularization losses of the layer's (and sublayers') weights, plus the activity-regularizer
+ * losses of their latest calls (regularizer(output) / batch size, as Keras's layer.losses), as a scalar
+ * float32 tensor computed with ops (so it is differentiable; scope- or caller-owned); NULL with st OK when the
+ * layer has no regularizers. */
 TFC_API tfc_tensor *tfc_layer_regularization_loss(tfc_layer *l, tfc_ctx *ctx, tfc_status *st);
 /* Keras get_config as a JSON object string {"name": ..., "trainable": ..., "dtype": ..., ...}; caller frees
  * with tfc_free. NULL on error. */
@@ -146,7 +156,9 @@ typedef struct tfc_input_opts {
 TFC_API tfc_ktensor *tfc_input_new(const tfc_input_opts *opts);
 #define tfc_input(...) tfc_input_new(&(tfc_input_opts){__VA_ARGS__})
 /* Calls a layer on symbolic tensors (recording a node): returns the layer's first output, or NULL with st set
- * (shape incompatibilities name the layer and the shapes). Builds the layer. */
+ * (shape incompatibilities name the layer and the shapes). The layer's weights are created when a context is
+ * known: at once for a layer built before, otherwise by the model constructed on these tensors
+ * (tfc_model_new), as Keras tensors carry no context. */
 TFC_API tfc_ktensor *tfc_layer_apply(tfc_layer *l, tfc_ktensor *const *in, int n_in, tfc_status *st);
 #define tfc_apply(layer, st, ...) \
     tfc_layer_apply((layer), (tfc_ktensor *[]){__VA_ARGS__}, (int)(sizeof((tfc_ktensor *[]){__VA_ARGS__}) / sizeof(tfc_ktensor *)), (st))
@@ -154,6 +166,9 @@ TFC_API tfc_ktensor *tfc_layer_apply(tfc_layer *l, tfc_ktensor *const *in, int n
 TFC_API int tfc_ktensor_siblings(const tfc_ktensor *k, tfc_ktensor **out, int max);
 TFC_API const tfc_shape *tfc_ktensor_shape(const tfc_ktensor *k); /* dim 0 = batch (-1 unknown) */
 TFC_API tfc_dtype tfc_ktensor_dtype(const tfc_ktensor *k);
+/* The layer whose call produced k (borrowed; for tfc_input tensors, the floating InputLayer, which a caller
+ * that builds no model releases with tfc_layer_unref). */
+TFC_API tfc_layer *tfc_ktensor_layer(const tfc_ktensor *k);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@ extern "C" {
     tfc_flag trainable;                                                                                      \
     tfc_dtype dtype;                                                                                         \
     int64_t input_shape[TFC_MAX_RANK]; /* without batch; -1 unknown; rank = leading non-zero entries */      \
-    int input_rank /* 0: count the leading non-zero entries of input_shape */
+    int input_rank /* 0: count the leading non-zero entries of input_shape; -1: input_shape=() */
 
 /* tf.keras.layers.InputLayer: [batch, *shape] placeholder (use tfc_input for the Functional API). */
 typedef struct { TFC_LAYER_COMMON_OPTS; int64_t batch_size; } tfc_input_layer_opts;

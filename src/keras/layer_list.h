@@ -1,0 +1,11 @@
+/* The layer classes tfc_layer_from_config knows, as an X-macro: TFC_KERAS_LAYER(ClassName, id) where the
+ * class's file defines `tfc_layer *tfc_keras_from_config_<id>(const cJSON *config, tfc_status *st)`.
+ * Adding a class is one line here (an alias, e.g. Keras 1 names, is another line with the same id). */
+#ifndef TFC_KERAS_LAYER_LIST_H
+#define TFC_KERAS_LAYER_LIST_H
+
+#define TFC_KERAS_LAYERS                                  \
+    TFC_KERAS_LAYER(InputLayer, input_layer)              \
+    TFC_KERAS_LAYER(Dense, dense)
+
+#endif
