@@ -1,5 +1,283 @@
-/* Op test cases: conv. */
+/* Op test cases: convolution and pooling (src/ops/conv_ops.c). Shapes cover odd sizes, stride 2 with SAME on
+ * even and odd sizes, dilations, EXPLICIT padding, NCHW and NHWC, grouped convolution, the GEMM fast paths
+ * (pointwise 1x1, filter covering the input) and size-0 batches/outputs. */
 #include "op_test.h"
 
-const op_case op_cases_conv[] = {{0}};
-const bad_case bad_cases_conv[] = {{0}};
+#define I4(...) ((const int64_t[]){__VA_ARGS__})
+#define STRIDES(...) TFC_ATTR_INTS("strides", I4(__VA_ARGS__), 4)
+#define DILATIONS(...) TFC_ATTR_INTS("dilations", I4(__VA_ARGS__), 4)
+#define KSIZE(...) TFC_ATTR_INTS("ksize", I4(__VA_ARGS__), 4)
+#define EXPLICIT(...) TFC_ATTR_INTS("explicit_paddings", I4(__VA_ARGS__), 8)
+#define PAD(p) TFC_ATTR_S("padding", p)
+#define NCHW TFC_ATTR_S("data_format", "NCHW")
+#define S1 STRIDES(1, 1, 1, 1)
+#define S2 STRIDES(1, 2, 2, 1)
+#define SIZES(a, b, c, d) IN_I32(1, 4, a, b, c, d)
+#define SIZES2(a, b) IN_I32(1, 2, a, b)
+#define BIG 2147483647
+
+const op_case op_cases_conv[] = {
+    /* ---- Conv2D ---- */
+    {"Conv2D", "3x3 SAME odd 5x5", 2, {IN_T(4, 2, 5, 5, 3), IN_T(4, 3, 3, 3, 4)}, 2, {S1, PAD("SAME")}, .grad = true},
+    {"Conv2D", "stride 2 SAME even 6x6", 2, {IN_T(4, 1, 6, 6, 2), IN_T(4, 3, 3, 2, 3)}, 2, {S2, PAD("SAME")}, .grad = true},
+    {"Conv2D", "stride 2 SAME odd 7x5", 2, {IN_T(4, 2, 7, 5, 2), IN_T(4, 2, 3, 2, 2)}, 2, {S2, PAD("SAME")}, .grad = true},
+    {"Conv2D", "VALID dilations 2", 2, {IN_T(4, 1, 7, 6, 2), IN_T(4, 2, 3, 2, 3)}, 3,
+     {S1, PAD("VALID"), DILATIONS(1, 2, 2, 1)}, .grad = true},
+    {"Conv2D", "EXPLICIT padding, stride (2, 1)", 2, {IN_T(4, 1, 5, 4, 2), IN_T(4, 3, 2, 2, 2)}, 3,
+     {STRIDES(1, 2, 1, 1), PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 2, 0, 1, 0, 0)}, .grad = true},
+    {"Conv2D", "NCHW SAME stride 2", 2, {IN_T(4, 2, 3, 5, 4), IN_T(4, 3, 3, 3, 2)}, 3,
+     {STRIDES(1, 1, 2, 2), PAD("SAME"), NCHW}, .grad = true},
+    {"Conv2D", "NCHW dilated EXPLICIT", 2, {IN_T(4, 1, 2, 6, 6), IN_T(4, 2, 2, 2, 3)}, 5,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 0, 0, 1, 1, 2, 0), DILATIONS(1, 1, 2, 2), NCHW}, .grad = true},
+    {"Conv2D", "pointwise 1x1", 2, {IN_T(4, 2, 4, 3, 5), IN_T(4, 1, 1, 5, 3)}, 2, {S1, PAD("VALID")}, .grad = true},
+    {"Conv2D", "filter covers the input", 2, {IN_T(4, 3, 3, 4, 2), IN_T(4, 3, 4, 2, 5)}, 2, {S1, PAD("VALID")}, .grad = true},
+    {"Conv2D", "grouped (2 groups)", 2, {IN_T(4, 1, 5, 5, 4), IN_T(4, 3, 3, 2, 6)}, 2, {S1, PAD("SAME")}, .grad = true},
+    {"Conv2D", "empty batch", 2, {IN_T(4, 0, 5, 5, 3), IN_T(4, 3, 3, 3, 2)}, 2, {S1, PAD("SAME")}, .grad = false},
+    {"Conv2D", "output width 0", 2, {IN_T(4, 1, 5, 2, 1), IN_T(4, 2, 3, 1, 2)}, 2, {S1, PAD("VALID")}, .grad = false},
+    {"Conv2D", "kernel larger than input, VALID stride 2: output 0", 2, {IN_T(4, 1, 5, 5, 1), IN_T(4, 6, 6, 1, 1)}, 2,
+     {S2, PAD("VALID")}, .grad = false},
+
+    /* ---- Conv2DBackpropInput ---- */
+    {"Conv2DBackpropInput", "SAME stride 2 odd", 3, {SIZES(2, 7, 5, 3), IN_T(4, 3, 3, 3, 2), IN_T(4, 2, 4, 3, 2)}, 2,
+     {S2, PAD("SAME")}, .grad = true},
+    {"Conv2DBackpropInput", "NCHW dilated VALID", 3, {SIZES(1, 2, 7, 6), IN_T(4, 2, 3, 2, 3), IN_T(4, 1, 3, 5, 2)}, 4,
+     {S1, PAD("VALID"), DILATIONS(1, 1, 2, 2), NCHW}, .grad = true},
+    {"Conv2DBackpropInput", "EXPLICIT", 3, {SIZES(1, 5, 4, 2), IN_T(4, 3, 2, 2, 2), IN_T(4, 1, 3, 4, 2)}, 3,
+     {STRIDES(1, 2, 1, 1), PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 2, 0, 1, 0, 0)}, .grad = true},
+    {"Conv2DBackpropInput", "input_sizes with 2 spatial values", 3,
+     {SIZES2(5, 5), IN_T(4, 3, 3, 3, 4), IN_T(4, 2, 5, 5, 4)}, 2, {S1, PAD("SAME")}, .grad = false},
+    {"Conv2DBackpropInput", "grouped", 3, {SIZES(1, 5, 5, 4), IN_T(4, 3, 3, 2, 6), IN_T(4, 1, 5, 5, 6)}, 2,
+     {S1, PAD("SAME")}, .grad = true},
+    {"Conv2DBackpropInput", "pointwise", 3, {SIZES(2, 4, 3, 5), IN_T(4, 1, 1, 5, 3), IN_T(4, 2, 4, 3, 3)}, 2,
+     {S1, PAD("VALID")}, .grad = true},
+    {"Conv2DBackpropInput", "output size 0 (zeros)", 3, {SIZES(1, 5, 5, 1), IN_T(4, 6, 6, 1, 1), IN_T(4, 1, 0, 0, 1)},
+     2, {S2, PAD("VALID")}, .grad = false},
+
+    /* ---- Conv2DBackpropFilter ---- */
+    {"Conv2DBackpropFilter", "SAME stride 2 even", 3, {IN_T(4, 1, 6, 6, 2), SIZES(3, 3, 2, 3), IN_T(4, 1, 3, 3, 3)}, 2,
+     {S2, PAD("SAME")}, .grad = true},
+    {"Conv2DBackpropFilter", "NCHW SAME stride 2", 3, {IN_T(4, 2, 3, 5, 4), SIZES(3, 3, 3, 2), IN_T(4, 2, 2, 3, 2)}, 3,
+     {STRIDES(1, 1, 2, 2), PAD("SAME"), NCHW}, .grad = true},
+    {"Conv2DBackpropFilter", "dilated EXPLICIT", 3, {IN_T(4, 1, 6, 6, 2), SIZES(2, 2, 2, 2), IN_T(4, 1, 5, 5, 2)}, 4,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 0, 0, 1, 0, 0), DILATIONS(1, 2, 2, 1)}, .grad = true},
+    {"Conv2DBackpropFilter", "pointwise", 3, {IN_T(4, 2, 4, 3, 5), SIZES(1, 1, 5, 3), IN_T(4, 2, 4, 3, 3)}, 2,
+     {S1, PAD("VALID")}, .grad = true},
+    {"Conv2DBackpropFilter", "grouped", 3, {IN_T(4, 1, 5, 5, 4), SIZES(3, 3, 2, 6), IN_T(4, 1, 5, 5, 6)}, 2,
+     {S1, PAD("SAME")}, .grad = true},
+    {"Conv2DBackpropFilter", "empty batch (zeros)", 3, {IN_T(4, 0, 5, 5, 2), SIZES(3, 3, 2, 3), IN_T(4, 0, 5, 5, 3)}, 2,
+     {S1, PAD("SAME")}, .grad = false},
+
+    /* ---- DepthwiseConv2dNative ---- */
+    {"DepthwiseConv2dNative", "SAME multiplier 2", 2, {IN_T(4, 2, 5, 5, 3), IN_T(4, 3, 3, 3, 2)}, 2, {S1, PAD("SAME")},
+     .grad = true},
+    {"DepthwiseConv2dNative", "stride 2 SAME odd", 2, {IN_T(4, 1, 7, 5, 2), IN_T(4, 3, 3, 2, 1)}, 2, {S2, PAD("SAME")},
+     .grad = true},
+    {"DepthwiseConv2dNative", "NCHW dilated VALID", 2, {IN_T(4, 1, 2, 6, 7), IN_T(4, 2, 2, 2, 2)}, 4,
+     {S1, PAD("VALID"), DILATIONS(1, 1, 2, 2), NCHW}, .grad = true},
+    {"DepthwiseConv2dNative", "EXPLICIT stride (2, 1)", 2, {IN_T(4, 1, 4, 5, 3), IN_T(4, 2, 3, 3, 1)}, 3,
+     {STRIDES(1, 2, 1, 1), PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 1, 2, 0, 0, 0)}, .grad = true},
+    {"DepthwiseConv2dNativeBackpropInput", "SAME multiplier 2", 3,
+     {SIZES(2, 5, 5, 3), IN_T(4, 3, 3, 3, 2), IN_T(4, 2, 5, 5, 6)}, 2, {S1, PAD("SAME")}, .grad = true},
+    {"DepthwiseConv2dNativeBackpropInput", "NCHW stride 2", 3,
+     {SIZES(1, 2, 7, 5), IN_T(4, 3, 3, 2, 2), IN_T(4, 1, 4, 4, 3)}, 3, {STRIDES(1, 1, 2, 2), PAD("SAME"), NCHW},
+     .grad = true},
+    {"DepthwiseConv2dNativeBackpropFilter", "SAME multiplier 2", 3,
+     {IN_T(4, 2, 5, 5, 3), SIZES(3, 3, 3, 2), IN_T(4, 2, 5, 5, 6)}, 2, {S1, PAD("SAME")}, .grad = true},
+    {"DepthwiseConv2dNativeBackpropFilter", "dilated VALID", 3,
+     {IN_T(4, 1, 7, 5, 2), SIZES(2, 2, 2, 1), IN_T(4, 1, 5, 4, 2)}, 3, {S1, PAD("VALID"), DILATIONS(1, 2, 1, 1)},
+     .grad = true},
+
+    /* ---- pooling ---- */
+    {"MaxPool", "2x2 stride 2 SAME odd", 1, {IN_T(4, 2, 5, 5, 3)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
+    {"MaxPool", "3x2 stride (2, 1) VALID", 1, {IN_T(4, 1, 6, 7, 2)}, 3,
+     {KSIZE(1, 3, 2, 1), STRIDES(1, 2, 1, 1), PAD("VALID")}, .grad = true},
+    {"MaxPool", "NCHW 3x3 stride 2 SAME", 1, {IN_T(4, 2, 3, 5, 4)}, 4,
+     {KSIZE(1, 1, 3, 3), STRIDES(1, 1, 2, 2), PAD("SAME"), NCHW}, .grad = true},
+    {"MaxPool", "EXPLICIT", 1, {IN_T(4, 1, 5, 5, 2)}, 4,
+     {KSIZE(1, 3, 3, 1), S2, PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 2, 2, 0, 0, 0)}, .grad = true},
+    {"MaxPool", "empty batch", 1, {IN_T(4, 0, 4, 4, 2)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = false},
+    {"MaxPoolGrad", "2x2 stride 2 SAME", 3, {IN_T(4, 2, 5, 5, 3), IN_T(4, 2, 3, 3, 3), IN_T(4, 2, 3, 3, 3)}, 3,
+     {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
+    {"MaxPoolGrad", "NCHW overlapping windows", 3, {IN_T(4, 1, 2, 6, 5), IN_T(4, 1, 2, 4, 2), IN_T(4, 1, 2, 4, 2)}, 4,
+     {KSIZE(1, 1, 3, 3), STRIDES(1, 1, 1, 2), PAD("VALID"), NCHW}, .grad = true},
+    {"MaxPoolGradGrad", "2x2 stride 2 SAME", 3, {IN_T(4, 2, 5, 5, 3), IN_T(4, 2, 3, 3, 3), IN_T(4, 2, 5, 5, 3)}, 3,
+     {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
+    {"MaxPoolGradGrad", "NCHW overlapping windows", 3, {IN_T(4, 1, 2, 6, 5), IN_T(4, 1, 2, 4, 2), IN_T(4, 1, 2, 6, 5)},
+     4, {KSIZE(1, 1, 3, 3), STRIDES(1, 1, 1, 2), PAD("VALID"), NCHW}, .grad = true},
+    {"AvgPool", "2x2 stride 2 SAME odd (partial windows)", 1, {IN_T(4, 2, 5, 5, 3)}, 3,
+     {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
+    {"AvgPool", "NCHW 3x2 VALID", 1, {IN_T(4, 1, 3, 6, 5)}, 4,
+     {KSIZE(1, 1, 3, 2), STRIDES(1, 1, 2, 1), PAD("VALID"), NCHW}, .grad = true},
+    {"AvgPool", "3x3 stride 1 SAME", 1, {IN_T(4, 1, 4, 5, 2)}, 3, {KSIZE(1, 3, 3, 1), S1, PAD("SAME")}, .grad = true},
+    {"AvgPoolGrad", "2x2 stride 2 SAME", 2, {SIZES(2, 5, 5, 3), IN_T(4, 2, 3, 3, 3)}, 3,
+     {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
+    {"AvgPoolGrad", "NCHW 3x2 VALID", 2, {SIZES(1, 3, 6, 5), IN_T(4, 1, 3, 2, 4)}, 4,
+     {KSIZE(1, 1, 3, 2), STRIDES(1, 1, 2, 1), PAD("VALID"), NCHW}, .grad = true},
+    {0},
+};
+
+#define BAD(op_, label_, code_, n_in_, ins, n_attrs_, attrs_, ...) \
+    {op_, label_, n_in_, ins, n_attrs_, attrs_, .code = code_, .expect = {__VA_ARGS__, NULL}}
+#define BADT(dt_, op_, label_, code_, n_in_, ins, n_attrs_, attrs_, ...) \
+    {op_, label_, n_in_, ins, n_attrs_, attrs_, .dtype = dt_, .code = code_, .expect = {__VA_ARGS__, NULL}}
+#define INS(...) {__VA_ARGS__}
+#define ATTRS(...) {__VA_ARGS__}
+#define X5 IN_T(4, 2, 5, 5, 3)
+#define F3 IN_T(4, 3, 3, 3, 4)
+#define INV TFC_INVALID_ARGUMENT
+#define UNIMPL TFC_UNIMPLEMENTED
+
+const bad_case bad_cases_conv[] = {
+    /* Conv2D */
+    BAD("Conv2D", "input rank 3", INV, 2, INS(IN_T(3, 5, 5, 3), F3), 2, ATTRS(S1, PAD("SAME")), "Conv2D",
+        "input must be 4-dimensional", "[5,5,3]"),
+    BAD("Conv2D", "filter rank 3", INV, 2, INS(X5, IN_T(3, 3, 3, 3)), 2, ATTRS(S1, PAD("SAME")), "Conv2D",
+        "filter must be 4-dimensional"),
+    BAD("Conv2D", "channel mismatch", INV, 2, INS(IN_T(4, 8, 28, 28, 3), IN_T(4, 3, 3, 4, 32)), 2, ATTRS(S1, PAD("SAME")),
+        "Conv2D: input depth 3 must equal filter in_channels 4", "[8,28,28,3]", "[3,3,4,32]"),
+    BAD("Conv2D", "groups do not divide out_channels", INV, 2, INS(IN_T(4, 1, 5, 5, 4), IN_T(4, 3, 3, 2, 3)), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2D", "output depth 3", "number of groups 2"),
+    BAD("Conv2D", "strides length 3", INV, 2, INS(X5, F3), 2, ATTRS(TFC_ATTR_INTS("strides", I4(1, 1, 1), 3), PAD("SAME")),
+        "Conv2D", "strides field must specify 4 dimensions, got 3"),
+    BAD("Conv2D", "zero stride", INV, 2, INS(X5, F3), 2, ATTRS(STRIDES(1, 0, 1, 1), PAD("SAME")), "Conv2D",
+        "strides should be larger than 0", "[1,0,1,1]"),
+    BAD("Conv2D", "negative stride", INV, 2, INS(X5, F3), 2, ATTRS(STRIDES(1, 1, -2, 1), PAD("SAME")), "Conv2D",
+        "[1,1,-2,1]"),
+    BAD("Conv2D", "batch stride", UNIMPL, 2, INS(X5, F3), 2, ATTRS(STRIDES(2, 1, 1, 1), PAD("SAME")), "Conv2D",
+        "strides in the batch and depth dimensions"),
+    BAD("Conv2D", "depth stride", UNIMPL, 2, INS(X5, F3), 2, ATTRS(STRIDES(1, 1, 1, 2), PAD("SAME")), "Conv2D",
+        "[1,1,1,2]"),
+    BAD("Conv2D", "zero dilation", INV, 2, INS(X5, F3), 3, ATTRS(S1, PAD("SAME"), DILATIONS(1, 0, 1, 1)), "Conv2D",
+        "Dilated rates should be larger than 0", "[1,0,1,1]"),
+    BAD("Conv2D", "dilations length 3", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("SAME"), TFC_ATTR_INTS("dilations", I4(1, 1, 1), 3)), "Conv2D", "dilations", "got 3"),
+    BAD("Conv2D", "depth dilation", UNIMPL, 2, INS(X5, F3), 3, ATTRS(S1, PAD("SAME"), DILATIONS(1, 1, 1, 2)), "Conv2D",
+        "dilations in the batch and depth dimensions"),
+    BAD("Conv2D", "dilation overflows the effective filter", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("VALID"), DILATIONS(1, 4611686018427387904LL, 1, 1)), "Conv2D", "overflows"),
+    BAD("Conv2D", "kernel larger than VALID input", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("VALID"), DILATIONS(1, 3, 3, 1)), "Conv2D", "Computed output size would be negative: -1",
+        "effective_filter_size: 7"),
+    BAD("Conv2D", "explicit_paddings length 6", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("EXPLICIT"), TFC_ATTR_INTS("explicit_paddings", I4(0, 0, 1, 1, 1, 1), 6)), "Conv2D",
+        "explicit_paddings attribute must contain 8 values, but got: 6"),
+    BAD("Conv2D", "negative explicit padding", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("EXPLICIT"), EXPLICIT(0, 0, -1, 1, 1, 1, 0, 0)), "Conv2D", "nonnegative", "-1"),
+    BAD("Conv2D", "explicit padding in batch", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("EXPLICIT"), EXPLICIT(1, 0, 1, 1, 1, 1, 0, 0)), "Conv2D", "batch or depth"),
+    BAD("Conv2D", "explicit_paddings with SAME", INV, 2, INS(X5, F3), 3,
+        ATTRS(S1, PAD("SAME"), EXPLICIT(0, 0, 1, 1, 1, 1, 0, 0)), "Conv2D", "must be empty"),
+    BAD("Conv2D", "bad padding string", INV, 2, INS(X5, F3), 2, ATTRS(S1, PAD("FULL")), "Conv2D", "padding", "FULL"),
+    BAD("Conv2D", "bad data_format", INV, 2, INS(X5, F3), 3, ATTRS(S1, PAD("SAME"), TFC_ATTR_S("data_format", "HWCN")),
+        "Conv2D", "data_format", "HWCN"),
+    BAD("Conv2D", "missing strides", INV, 2, INS(X5, F3), 1, ATTRS(PAD("SAME")), "Conv2D", "strides"),
+    BADT(TFC_INT64, "Conv2D", "int64 not allowed", INV, 2, INS(X5, F3), 2, ATTRS(S1, PAD("SAME")), "Conv2D", "int64"),
+    BAD("Conv2D", "mixed dtypes", INV, 2, INS(X5, {.dtype = TFC_DOUBLE, .rank = 4, .dims = {3, 3, 3, 4}}), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2D", "float64"),
+    BAD("Conv2D", "zero-element filter", INV, 2, INS(X5, IN_T(4, 3, 3, 3, 0)), 2, ATTRS(S1, PAD("SAME")), "Conv2D",
+        "filter must not have zero elements", "[3,3,3,0]"),
+
+    /* Conv2DBackpropInput */
+    BAD("Conv2DBackpropInput", "input_sizes with 3 values", INV, 3, INS(IN_I32(1, 3, 5, 5, 3), F3, IN_T(4, 2, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "input_sizes must contain 4 values or 2 values, got 3"),
+    BAD("Conv2DBackpropInput", "negative input_sizes", INV, 3, INS(SIZES(2, 5, -5, 3), F3, IN_T(4, 2, 5, 5, 4)), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "[2,5,-5,3]", "negative"),
+    BAD("Conv2DBackpropInput", "input_sizes rank 2", INV, 3,
+        INS({.dtype = TFC_INT32, .rank = 2, .dims = {1, 4}, .n_vals = 4, .vals = {2, 5, 5, 3}, .no_grad = true}, F3,
+            IN_T(4, 2, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "input_sizes must be 1-dimensional", "[1,4]"),
+    BAD("Conv2DBackpropInput", "out_backprop spatial mismatch", INV, 3,
+        INS(SIZES(2, 5, 5, 3), F3, IN_T(4, 2, 4, 5, 4)), 2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput",
+        "Size of out_backprop doesn't match computed: actual = 4, computed = 5"),
+    BAD("Conv2DBackpropInput", "out_backprop batch mismatch", INV, 3, INS(SIZES(2, 5, 5, 3), F3, IN_T(4, 3, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "same batch size: 2 vs 3"),
+    BAD("Conv2DBackpropInput", "out_backprop depth mismatch", INV, 3, INS(SIZES(2, 5, 5, 3), F3, IN_T(4, 2, 5, 5, 5)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "same out_depth: 4 vs 5"),
+    BAD("Conv2DBackpropInput", "channel mismatch", INV, 3, INS(SIZES(2, 5, 5, 5), F3, IN_T(4, 2, 5, 5, 4)), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "input depth 5 must equal filter in_channels 3"),
+    BAD("Conv2DBackpropInput", "zero stride", INV, 3, INS(SIZES(2, 5, 5, 3), F3, IN_T(4, 2, 5, 5, 4)), 2,
+        ATTRS(STRIDES(1, 1, 0, 1), PAD("SAME")), "Conv2DBackpropInput", "strides should be larger than 0"),
+    BAD("Conv2DBackpropInput", "output element count overflows", INV, 3,
+        INS(SIZES2(BIG, BIG), IN_T(4, 1, 1, 4, 1), IN_T(4, 1, 1, 1, 1)), 2,
+        ATTRS(STRIDES(1, 1099511627776LL, 1099511627776LL, 1), PAD("SAME")), "Conv2DBackpropInput", "too many elements"),
+    BAD("Conv2DBackpropInput", "out_backprop rank 3", INV, 3, INS(SIZES(2, 5, 5, 3), F3, IN_T(3, 5, 5, 4)), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2DBackpropInput", "out_backprop must be 4-dimensional"),
+
+    /* Conv2DBackpropFilter */
+    BAD("Conv2DBackpropFilter", "filter_sizes with 3 values", INV, 3, INS(X5, IN_I32(1, 3, 3, 3, 3), IN_T(4, 2, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropFilter", "filter_sizes must contain 4 values, got 3"),
+    BAD("Conv2DBackpropFilter", "out_backprop depth mismatch", INV, 3, INS(X5, SIZES(3, 3, 3, 5), IN_T(4, 2, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropFilter", "same out_depth: 5 vs 4"),
+    BAD("Conv2DBackpropFilter", "input depth not a multiple", INV, 3, INS(X5, SIZES(3, 3, 2, 4), IN_T(4, 2, 5, 5, 4)), 2,
+        ATTRS(S1, PAD("SAME")), "Conv2DBackpropFilter", "input depth 3 must equal filter in_channels 2"),
+    BAD("Conv2DBackpropFilter", "input rank 5", INV, 3, INS(IN_T(5, 1, 2, 5, 5, 3), SIZES(3, 3, 3, 4), IN_T(4, 2, 5, 5, 4)),
+        2, ATTRS(S1, PAD("SAME")), "Conv2DBackpropFilter", "input must be 4-dimensional"),
+
+    /* depthwise */
+    BAD("DepthwiseConv2dNative", "depth mismatch", INV, 2, INS(X5, IN_T(4, 3, 3, 2, 2)), 2, ATTRS(S1, PAD("SAME")),
+        "DepthwiseConv2dNative", "input and filter must have the same depth: 3 vs 2"),
+    BAD("DepthwiseConv2dNative", "batch stride", INV, 2, INS(X5, F3), 2, ATTRS(STRIDES(2, 1, 1, 1), PAD("SAME")),
+        "DepthwiseConv2dNative", "strides in the batch and depth dimensions"),
+    BAD("DepthwiseConv2dNative", "zero strides", INV, 2, INS(X5, F3), 2, ATTRS(STRIDES(1, 0, 0, 1), PAD("SAME")),
+        "DepthwiseConv2dNative", "strides should be larger than 0"),
+    BAD("DepthwiseConv2dNative", "rank 3", INV, 2, INS(IN_T(3, 5, 5, 3), F3), 2, ATTRS(S1, PAD("SAME")),
+        "DepthwiseConv2dNative", "input must be 4-dimensional"),
+    BADT(TFC_INT32, "DepthwiseConv2dNative", "int32 not allowed", INV, 2, INS(X5, F3), 2, ATTRS(S1, PAD("SAME")),
+        "DepthwiseConv2dNative", "int32"),
+    BAD("DepthwiseConv2dNativeBackpropInput", "out_backprop depth", INV, 3,
+        INS(SIZES(2, 5, 5, 3), IN_T(4, 3, 3, 3, 2), IN_T(4, 2, 5, 5, 3)), 2, ATTRS(S1, PAD("SAME")),
+        "DepthwiseConv2dNativeBackpropInput", "same out_depth: 6 vs 3"),
+    BAD("DepthwiseConv2dNativeBackpropFilter", "filter depth", INV, 3,
+        INS(X5, SIZES(3, 3, 2, 2), IN_T(4, 2, 5, 5, 4)), 2, ATTRS(S1, PAD("SAME")),
+        "DepthwiseConv2dNativeBackpropFilter", "same depth: 3 vs 2"),
+
+    /* MaxPool */
+    BAD("MaxPool", "zero ksize", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 0, 2, 1), S1, PAD("VALID")), "MaxPool",
+        "ksize must be positive", "[1,0,2,1]"),
+    BAD("MaxPool", "ksize length 3", INV, 1, INS(X5), 3,
+        ATTRS(TFC_ATTR_INTS("ksize", I4(1, 2, 2), 3), S1, PAD("VALID")), "MaxPool", "ksize"),
+    BAD("MaxPool", "ksize length 5", INV, 1, INS(X5), 3,
+        ATTRS(TFC_ATTR_INTS("ksize", I4(1, 2, 2, 1, 1), 5), S1, PAD("VALID")), "MaxPool", "ksize field must specify 4"),
+    BAD("MaxPool", "zero stride", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 2, 2, 1), STRIDES(1, 0, 1, 1), PAD("VALID")),
+        "MaxPool", "Stride must be > 0", "[1,0,1,1]"),
+    BAD("MaxPool", "batch window", UNIMPL, 1, INS(X5), 3, ATTRS(KSIZE(2, 2, 2, 1), S1, PAD("VALID")), "MaxPool",
+        "batch dimension"),
+    BAD("MaxPool", "depth window", UNIMPL, 1, INS(X5), 3, ATTRS(KSIZE(1, 1, 1, 3), STRIDES(1, 1, 1, 3), PAD("VALID")),
+        "MaxPool", "depth"),
+    BAD("MaxPool", "NCHW_VECT_C", UNIMPL, 1, INS(X5), 4,
+        ATTRS(KSIZE(1, 1, 2, 2), S1, PAD("VALID"), TFC_ATTR_S("data_format", "NCHW_VECT_C")), "MaxPool", "NCHW_VECT_C"),
+    BAD("MaxPool", "window larger than VALID input", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 7, 1, 1), S1, PAD("VALID")),
+        "MaxPool", "Computed output size would be negative"),
+    BAD("MaxPool", "explicit padding not smaller than window", INV, 1, INS(X5), 4,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("EXPLICIT"), EXPLICIT(0, 0, 2, 2, 1, 1, 0, 0)), "MaxPool",
+        "needs to be smaller than the window size 2"),
+    BAD("MaxPool", "rank 3", INV, 1, INS(IN_T(3, 5, 5, 3)), 3, ATTRS(KSIZE(1, 2, 2, 1), S1, PAD("VALID")), "MaxPool",
+        "input must be 4-dimensional"),
+    BADT(TFC_BOOL, "MaxPool", "bool not allowed", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 2, 2, 1), S1, PAD("VALID")), "MaxPool", "bool"),
+    BAD("MaxPoolGrad", "grad shape", INV, 3, INS(X5, IN_T(4, 2, 3, 3, 3), IN_T(4, 2, 3, 2, 3)), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("SAME")), "MaxPoolGrad", "Expected grad shape to be [2,3,3,3], but got [2,3,2,3]"),
+    BAD("MaxPoolGrad", "orig_output shape", INV, 3, INS(X5, IN_T(4, 2, 3, 2, 3), IN_T(4, 2, 3, 3, 3)), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("SAME")), "MaxPoolGrad", "Expected orig_output shape to be [2,3,3,3]"),
+    BAD("MaxPoolGradGrad", "grad shape", INV, 3, INS(X5, IN_T(4, 2, 3, 3, 3), IN_T(4, 2, 3, 3, 3)), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("SAME")), "MaxPoolGradGrad", "Expected grad shape to be [2,5,5,3]"),
+    BAD("MaxPoolGradGrad", "EXPLICIT not allowed", INV, 3, INS(X5, IN_T(4, 2, 3, 3, 3), X5), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("EXPLICIT")), "MaxPoolGradGrad", "padding"),
+
+    /* AvgPool */
+    BADT(TFC_INT32, "AvgPool", "int32 not allowed", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 2, 2, 1), S1, PAD("VALID")), "AvgPool",
+        "int32"),
+    BAD("AvgPool", "EXPLICIT not allowed", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 2, 2, 1), S1, PAD("EXPLICIT")), "AvgPool",
+        "padding", "EXPLICIT"),
+    BAD("AvgPool", "negative stride", INV, 1, INS(X5), 3, ATTRS(KSIZE(1, 2, 2, 1), STRIDES(1, -1, 1, 1), PAD("VALID")),
+        "AvgPool", "[1,-1,1,1]"),
+    BAD("AvgPool", "rank 5", INV, 1, INS(IN_T(5, 1, 2, 5, 5, 3)), 3, ATTRS(KSIZE(1, 2, 2, 1), S1, PAD("VALID")),
+        "AvgPool", "input must be 4-dimensional"),
+    BAD("AvgPoolGrad", "orig_input_shape with 3 values", INV, 2, INS(IN_I32(1, 3, 2, 5, 5), IN_T(4, 2, 3, 3, 3)), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("SAME")), "AvgPoolGrad", "orig_input_shape must contain 4 values, got 3"),
+    BAD("AvgPoolGrad", "grad shape", INV, 2, INS(SIZES(2, 5, 5, 3), IN_T(4, 2, 2, 3, 3)), 3,
+        ATTRS(KSIZE(1, 2, 2, 1), S2, PAD("SAME")), "AvgPoolGrad", "Expected grad shape to be [2,3,3,3], but got [2,2,3,3]"),
+    BAD("AvgPoolGrad", "output element count overflows", INV, 2, INS(SIZES(1, BIG, BIG, 4), IN_T(4, 1, 1, 1, 4)), 3,
+        ATTRS(KSIZE(1, 1, 1, 1), STRIDES(1, 1099511627776LL, 1099511627776LL, 1), PAD("SAME")), "AvgPoolGrad",
+        "too many elements"),
+    {0},
+};

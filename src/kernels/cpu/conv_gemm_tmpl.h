@@ -1,0 +1,238 @@
+/* Template body of conv_gemm.c, included once per element type with
+ *   T     element type (float, double)
+ *   SFX   function-name suffix (f32, f64)
+ *   GEMM  the cblas routine (cblas_sgemm, cblas_dgemm)
+ *
+ * Layouts (NHWC data, TensorFlow filter layout):
+ *   x  [N, H, W, C]        f  [KH, KW, Cg, Cout]   (Cg = C / G input channels per group)
+ *   y  [N, OH, OW, Cout]   col [P, K] with P = N*OH*OW output pixels and K = KH*KW*C
+ * A col row holds the receptive field of one output pixel ordered (group, kh, kw, cg), so group gi's
+ * columns are the contiguous K/G block at gi*Kg and the filter rows (kh, kw, cg) line up with them:
+ *   y[:, gi]  = col[:, gi] x f[:, gi]           (forward)
+ *   dcol[:, gi] = dy[:, gi] x f[:, gi]^T        (backprop input, then col2im)
+ *   df[:, gi] += col[:, gi]^T x dy[:, gi]       (backprop filter)
+ * Only strided sub-matrices, so one GEMM (G = 1) or G GEMMs per tile. The col matrix is built a tile of
+ * output rows at a time (bounded memory) and in parallel; GEMMs use OpenBLAS's own threads. */
+
+#define CAT_(a, b) a##_##b
+#define CAT(a, b) CAT_(a, b)
+#define FN(name) CAT(name, SFX)
+
+typedef struct {
+    const tfc_conv_geom *g;
+    const T *x;
+    T *col;
+    int64_t r0;    /* first output row (n * OH + oh) of the tile */
+    int64_t nr;    /* rows in the tile */
+} FN(tile_job);
+
+/* col rows of output rows [r0 + b, r0 + e). */
+static void FN(im2col_rows)(void *arg, int64_t b, int64_t e) {
+    const FN(tile_job) *j = arg;
+    const tfc_conv_geom *g = j->g;
+    const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;
+    const int64_t KH = g->k_h, KW = g->k_w, G = g->groups, Cg = g->k_c, Kg = KH * KW * Cg, K = Kg * G;
+    for (int64_t r = b; r < e; r++) {
+        const int64_t R = j->r0 + r, n = R / OH, oh = R % OH;
+        T *dst = j->col + r * OW * K;
+        for (int64_t ow = 0; ow < OW; ow++, dst += K) {
+            const int64_t iw0 = ow * g->stride_w - g->pad_left;
+            for (int64_t kh = 0; kh < KH; kh++) {
+                const int64_t ih = oh * g->stride_h - g->pad_top + kh * g->dil_h;
+                if (ih < 0 || ih >= H) {
+                    for (int64_t gi = 0; gi < G; gi++) memset(dst + gi * Kg + kh * KW * Cg, 0, (size_t)(KW * Cg) * sizeof(T));
+                    continue;
+                }
+                const T *xrow = j->x + (n * H + ih) * W * C;
+                if (G == 1 && g->dil_w == 1 && iw0 >= 0 && iw0 + KW <= W) { /* the whole kernel row is contiguous */
+                    memcpy(dst + kh * KW * C, xrow + iw0 * C, (size_t)(KW * C) * sizeof(T));
+                    continue;
+                }
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t iw = iw0 + kw * g->dil_w;
+                    T *d = dst + (kh * KW + kw) * Cg;
+                    if (iw < 0 || iw >= W) {
+                        for (int64_t gi = 0; gi < G; gi++) memset(d + gi * Kg, 0, (size_t)Cg * sizeof(T));
+                    } else {
+                        const T *s = xrow + iw * C;
+                        for (int64_t gi = 0; gi < G; gi++) memcpy(d + gi * Kg, s + gi * Cg, (size_t)Cg * sizeof(T));
+                    }
+                }
+            }
+        }
+    }
+}
+
+typedef struct {
+    const tfc_conv_geom *g;
+    const T *dcol;
+    T *dx;
+    int64_t r0, nr, n0; /* tile rows [r0, r0 + nr); first image n0 */
+} FN(col2im_job);
+
+/* dx rows (n, ih) for units u = (n - n0) * H + ih: gathers every tile column that reads the row, so
+ * rows are independent and need no locking. */
+static void FN(col2im_rows)(void *arg, int64_t b, int64_t e) {
+    const FN(col2im_job) *j = arg;
+    const tfc_conv_geom *g = j->g;
+    const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;
+    const int64_t KH = g->k_h, KW = g->k_w, G = g->groups, Cg = g->k_c, Kg = KH * KW * Cg, K = Kg * G;
+    for (int64_t u = b; u < e; u++) {
+        const int64_t n = j->n0 + u / H, ih = u % H;
+        T *dxr = j->dx + (n * H + ih) * W * C;
+        for (int64_t kh = 0; kh < KH; kh++) {
+            const int64_t t = ih + g->pad_top - kh * g->dil_h;
+            if (t < 0 || t % g->stride_h) continue;
+            const int64_t oh = t / g->stride_h, R = n * OH + oh;
+            if (oh >= OH || R < j->r0 || R >= j->r0 + j->nr) continue;
+            const T *src = j->dcol + (R - j->r0) * OW * K + kh * KW * Cg;
+            for (int64_t ow = 0; ow < OW; ow++, src += K) {
+                const int64_t iw0 = ow * g->stride_w - g->pad_left;
+                if (G == 1 && g->dil_w == 1 && iw0 >= 0 && iw0 + KW <= W) { /* one contiguous run of KW*C */
+                    T *restrict d = dxr + iw0 * C;
+                    const T *restrict s = src;
+                    for (int64_t i = 0; i < KW * C; i++) d[i] += s[i];
+                    continue;
+                }
+                for (int64_t kw = 0; kw < KW; kw++) {
+                    const int64_t iw = iw0 + kw * g->dil_w;
+                    if (iw < 0 || iw >= W) continue;
+                    for (int64_t gi = 0; gi < G; gi++) {
+                        T *d = dxr + iw * C + gi * Cg;
+                        const T *s = src + gi * Kg + kw * Cg;
+                        for (int64_t c = 0; c < Cg; c++) d[c] += s[c];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* Cases where the col matrix is the input itself. */
+static bool FN(is_pointwise)(const tfc_conv_geom *g) { /* 1x1, stride 1, no padding: col = x */
+    return g->batch * g->out_h * g->out_w <= INT_MAX && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 && g->groups == 1 &&
+           !g->pad_top && !g->pad_left && !g->pad_bottom && !g->pad_right;
+}
+static bool FN(is_full)(const tfc_conv_geom *g) { /* filter covers the unpadded input: one pixel per image */
+    return g->batch <= INT_MAX && g->k_h == g->in_h && g->k_w == g->in_w && g->out_h == 1 && g->out_w == 1 && g->groups == 1 &&
+           !g->pad_top && !g->pad_left && !g->pad_bottom && !g->pad_right;
+}
+
+/* Rows of output per tile, and the scratch buffer for it. */
+static T *FN(tile_alloc)(const tfc_conv_geom *g, int64_t *tile_rows, tfc_status *st) {
+    const int64_t K = g->k_h * g->k_w * g->in_c, row = g->out_w * K, rows = g->batch * g->out_h;
+    int64_t tr = TFC_CONV_TILE_ELEMS / (row > 0 ? row : 1);
+    const int64_t min_rows = (TFC_CONV_TILE_MIN_M + g->out_w - 1) / (g->out_w > 0 ? g->out_w : 1);
+    if (tr < min_rows) tr = min_rows;
+    if (tr > TFC_CONV_TILE_MAX_ELEMS / (row > 0 ? row : 1)) tr = TFC_CONV_TILE_MAX_ELEMS / (row > 0 ? row : 1);
+    if (tr < 1) tr = 1;
+    if (tr > rows) tr = rows;
+    *tile_rows = tr;
+    size_t bytes = (size_t)(tr * row) * sizeof(T);
+    T *p = tfc_aligned_alloc(bytes);
+    if (!p) tfc_status_oom(st, "Conv2D im2col tile", bytes);
+    return p;
+}
+
+bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x, const T *f, T *y, tfc_status *st) {
+    const int64_t N = g->batch, C = g->in_c, OH = g->out_h, OW = g->out_w, Cout = g->out_c, G = g->groups;
+    const int64_t P = N * OH * OW, K = g->k_h * g->k_w * C, Kg = K / G, Cog = Cout / G;
+    if (P == 0 || Cout == 0) return true;
+    if (FN(is_pointwise)(g)) {
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)P, (int)Cout, (int)C, 1, x, (int)C, f, (int)Cout, 0, y, (int)Cout);
+        return true;
+    }
+    if (FN(is_full)(g)) {
+        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)Cout, (int)K, 1, x, (int)K, f, (int)Cout, 0, y, (int)Cout);
+        return true;
+    }
+    int64_t tr;
+    T *col = FN(tile_alloc)(g, &tr, st);
+    if (!col) return false;
+    const int64_t rows = N * OH;
+    for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        FN(tile_job) j = {g, x, col, r0, r0 + tr < rows ? tr : rows - r0};
+        tfc_parallel_for(pool, j.nr, OW * K, FN(im2col_rows), &j);
+        const int64_t M = j.nr * OW;
+        T *yt = y + r0 * OW * Cout;
+        for (int64_t gi = 0; gi < G; gi++)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)Cog, (int)Kg, 1, col + gi * Kg, (int)K,
+                 f + gi * Cog, (int)Cout, 0, yt + gi * Cog, (int)Cout);
+    }
+    tfc_aligned_free(col);
+    return true;
+}
+
+bool FN(tfc_conv2d_bwd_input)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *dy, const T *f, T *dx,
+                              tfc_status *st) {
+    const int64_t N = g->batch, H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;
+    const int64_t Cout = g->out_c, G = g->groups, P = N * OH * OW, K = g->k_h * g->k_w * C, Kg = K / G, Cog = Cout / G;
+    if (N * H * W * C == 0) return true;
+    if (P == 0) {
+        tfc_conv_zero(pool, dx, (size_t)(N * H * W * C) * sizeof(T));
+        return true;
+    }
+    if (FN(is_pointwise)(g)) {
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)P, (int)C, (int)Cout, 1, dy, (int)Cout, f, (int)Cout, 0, dx, (int)C);
+        return true;
+    }
+    if (FN(is_full)(g)) {
+        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)K, (int)Cout, 1, dy, (int)Cout, f, (int)Cout, 0, dx, (int)K);
+        return true;
+    }
+    int64_t tr;
+    T *dcol = FN(tile_alloc)(g, &tr, st);
+    if (!dcol) return false;
+    tfc_conv_zero(pool, dx, (size_t)(N * H * W * C) * sizeof(T));
+    const int64_t rows = N * OH;
+    for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        const int64_t nr = r0 + tr < rows ? tr : rows - r0, M = nr * OW;
+        const T *dyt = dy + r0 * OW * Cout;
+        for (int64_t gi = 0; gi < G; gi++)
+            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)Kg, (int)Cog, 1, dyt + gi * Cog, (int)Cout,
+                 f + gi * Cog, (int)Cout, 0, dcol + gi * Kg, (int)K);
+        const int64_t n0 = r0 / OH, n1 = (r0 + nr - 1) / OH;
+        FN(col2im_job) j = {g, dcol, dx, r0, nr, n0};
+        tfc_parallel_for(pool, (n1 - n0 + 1) * H, OW * K / (H > 0 ? H : 1) + W * C, FN(col2im_rows), &j);
+    }
+    tfc_aligned_free(dcol);
+    return true;
+}
+
+bool FN(tfc_conv2d_bwd_filter)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x, const T *dy, T *df,
+                               tfc_status *st) {
+    const int64_t N = g->batch, C = g->in_c, OH = g->out_h, OW = g->out_w, Cout = g->out_c, G = g->groups;
+    const int64_t P = N * OH * OW, K = g->k_h * g->k_w * C, Kg = K / G, Cog = Cout / G;
+    if (Kg * Cout == 0) return true;
+    if (P == 0) {
+        tfc_conv_zero(pool, df, (size_t)(Kg * Cout) * sizeof(T));
+        return true;
+    }
+    if (FN(is_pointwise)(g)) {
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)C, (int)Cout, (int)P, 1, x, (int)C, dy, (int)Cout, 0, df, (int)Cout);
+        return true;
+    }
+    if (FN(is_full)(g)) {
+        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)Cout, (int)N, 1, x, (int)K, dy, (int)Cout, 0, df, (int)Cout);
+        return true;
+    }
+    int64_t tr;
+    T *col = FN(tile_alloc)(g, &tr, st);
+    if (!col) return false;
+    const int64_t rows = N * OH;
+    for (int64_t r0 = 0; r0 < rows; r0 += tr) {
+        FN(tile_job) j = {g, x, col, r0, r0 + tr < rows ? tr : rows - r0};
+        tfc_parallel_for(pool, j.nr, OW * K, FN(im2col_rows), &j);
+        const int64_t M = j.nr * OW;
+        const T *dyt = dy + r0 * OW * Cout;
+        for (int64_t gi = 0; gi < G; gi++)
+            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)Kg, (int)Cog, (int)M, 1, col + gi * Kg, (int)K,
+                 dyt + gi * Cog, (int)Cout, r0 ? 1 : 0, df + gi * Cog, (int)Cout);
+    }
+    tfc_aligned_free(col);
+    return true;
+}
+
+#undef FN
+#undef CAT
+#undef CAT_

@@ -1,0 +1,69 @@
+/* Internal: shared pieces of the conv/pool CPU kernels.
+ *
+ * The compute kernels work on NHWC data in a compute dtype (float for float/half/bfloat16, double for
+ * double/int32). conv_load/conv_store move tensors in and out of that form: a tensor that already is NHWC in
+ * the compute dtype is used in place; NCHW tensors are transposed and half/bfloat16/int32 converted into
+ * scratch buffers (one O(size) pass each, small next to the convolution itself). */
+#ifndef TFC_KERNELS_CPU_CONV_INTERNAL_H
+#define TFC_KERNELS_CPU_CONV_INTERNAL_H
+
+#include "kernels/cpu/kernels.h"
+#include "ops/conv_geom.h"
+
+/* im2col tiles: about this many elements (4 MB of float: the tile is still in cache when the GEMM packs
+ * it), but at least TFC_CONV_TILE_MIN_M output pixels so each GEMM is big enough to run well, up to
+ * TFC_CONV_TILE_MAX_ELEMS. A single output row is the smallest tile. */
+#define TFC_CONV_TILE_ELEMS ((int64_t)1 << 20)
+#define TFC_CONV_TILE_MIN_M 256
+#define TFC_CONV_TILE_MAX_ELEMS ((int64_t)1 << 23)
+
+/* float for float/half/bfloat16, double for double and integer dtypes. */
+tfc_dtype tfc_conv_compute_dtype(tfc_dtype dt);
+
+/* A compute-form view of a tensor: data points into the tensor or into owned scratch. */
+typedef struct conv_buf {
+    void *data;
+    bool owned;
+} conv_buf;
+
+/* Input t (4-D, layout nchw when `nchw`) as NHWC data of dtype ct. */
+bool tfc_conv_load(tfc_kernel_ctx *k, const tfc_tensor *t, tfc_dtype ct, bool nchw, conv_buf *b, tfc_status *st);
+/* Output buffer for out in NHWC dtype ct: out's own data when it already has that form. */
+bool tfc_conv_out(const tfc_tensor *out, tfc_dtype ct, bool nchw, conv_buf *b, tfc_status *st);
+/* Writes b (from tfc_conv_out, now filled) into out and releases it. */
+bool tfc_conv_store(tfc_kernel_ctx *k, conv_buf *b, tfc_tensor *out, tfc_dtype ct, bool nchw, tfc_status *st);
+void tfc_conv_release(conv_buf *b);
+
+/* dst[n][j][i] = src[n][i][j] for src [n, a, b] with elements of `es` bytes (2, 4 or 8). */
+void tfc_conv_transpose(tfc_threadpool *pool, const void *src, void *dst, int64_t n, int64_t a, int64_t b, size_t es);
+/* Converts `n` elements between dtypes (any numeric pair; integer targets wrap like C casts of int64). */
+void tfc_conv_convert(tfc_threadpool *pool, const void *src, tfc_dtype sdt, void *dst, tfc_dtype ddt, int64_t n);
+/* Parallel memset(0) of n bytes. */
+void tfc_conv_zero(tfc_threadpool *pool, void *p, size_t n);
+
+/* GEMM-based convolutions on NHWC data (conv_gemm.c): x [batch, in_h, in_w, in_c], f [k_h, k_w, k_c, out_c],
+ * y [batch, out_h, out_w, out_c]. Grouped convolution when g->groups > 1. False only when out of memory. */
+bool tfc_conv2d_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y, tfc_status *st);
+bool tfc_conv2d_fwd_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *f, double *y, tfc_status *st);
+bool tfc_conv2d_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f, float *dx, tfc_status *st);
+bool tfc_conv2d_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *dy, const double *f, double *dx, tfc_status *st);
+bool tfc_conv2d_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
+bool tfc_conv2d_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *dy, double *df, tfc_status *st);
+
+/* Direct depthwise convolutions on NHWC data (conv_depthwise.c): f [k_h, k_w, in_c, mult],
+ * y [batch, out_h, out_w, in_c * mult]. */
+bool tfc_depthwise_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y, tfc_status *st);
+bool tfc_depthwise_fwd_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *f, double *y, tfc_status *st);
+bool tfc_depthwise_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f, float *dx, tfc_status *st);
+bool tfc_depthwise_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *dy, const double *f, double *dx, tfc_status *st);
+bool tfc_depthwise_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
+bool tfc_depthwise_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *dy, double *df, tfc_status *st);
+
+/* Pooling kernels (pool.c), registered by conv.c's table. */
+bool tfc_kernel_max_pool(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_kernel_max_pool_grad(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_kernel_max_pool_grad_grad(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_kernel_avg_pool(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_kernel_avg_pool_grad(tfc_kernel_ctx *k, tfc_status *st);
+
+#endif

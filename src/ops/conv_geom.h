@@ -1,0 +1,43 @@
+/* Internal: window geometry shared by the conv/pool op definitions (src/ops/conv_ops.c) and their CPU
+ * kernels (src/kernels/cpu/conv*.c, pool.c). The op layer validates attrs and shapes through
+ * tfc_conv_geom_init; kernels call it again on validated input to get the same numbers. */
+#ifndef TFC_OPS_CONV_GEOM_H
+#define TFC_OPS_CONV_GEOM_H
+
+#include "tfc/op.h"
+
+typedef enum { TFC_CONV_2D, TFC_CONV_DEPTHWISE, TFC_CONV_POOL } tfc_conv_kind;
+
+/* Everything a kernel needs, spatial numbers already resolved from data_format. Sizes are logical (NHWC
+ * order) whatever the layout; `nchw` says how the input/output tensors are laid out in memory. */
+typedef struct tfc_conv_geom {
+    bool nchw;
+    int64_t batch, in_h, in_w, in_c;
+    int64_t k_h, k_w;           /* filter / window spatial size */
+    int64_t k_c;                /* conv: filter in_channels (in_c / groups); depthwise: in_c; pool: 1 */
+    int64_t out_c;              /* conv: filter out_channels; depthwise: in_c * multiplier; pool: in_c */
+    int64_t groups;             /* conv: in_c / k_c (1 unless grouped); depthwise/pool: 1 */
+    int64_t mult;               /* depthwise channel multiplier (filter dim 3); else 1 */
+    int64_t out_h, out_w;
+    int64_t stride_h, stride_w, dil_h, dil_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+} tfc_conv_geom;
+
+/* Validates the window attrs of op `op` (strides, dilations, ksize, padding, explicit_paddings,
+ * data_format, as TensorFlow's conv/pool kernels do) and computes output sizes.
+ *   in_dims:  input dims in data_format order (rank 4).
+ *   f_dims:   filter [filter_height, filter_width, in_channels, out_channels (or multiplier)]; NULL for pools
+ *             (the window comes from the ksize attr).
+ * Errors (message prefixed by the op name): INVALID_ARGUMENT for bad lengths/values, channel mismatches,
+ * negative output sizes or overflows; UNIMPLEMENTED for strides/dilations/windows in batch or depth. */
+bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
+                        const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st);
+
+/* Output (or input, for the layout) dims in data_format order: [batch, h, w, c] or [batch, c, h, w]. */
+static inline void tfc_conv_dims(bool nchw, int64_t n, int64_t h, int64_t w, int64_t c, int64_t out[4]) {
+    out[0] = n;
+    if (nchw) { out[1] = c; out[2] = h; out[3] = w; }
+    else { out[1] = h; out[2] = w; out[3] = c; }
+}
+
+#endif
