@@ -70,9 +70,20 @@ class OpInfo:
         d = lib.tfc_op_get_def(handle).contents
         self.name = d.name.decode()
         self.attr_kinds = collections.OrderedDict()
+        self.type_allowed, self.type_default = {}, {}  # type attrs: allowed DTypes (None: any), default
         for a in _split_top((d.attrs or b"").decode()):
             nm, _, rest = a.partition(":")
-            self.attr_kinds[nm.strip()] = _attr_kind(rest.strip())
+            nm, rest = nm.strip(), rest.strip()
+            self.attr_kinds[nm] = _attr_kind(rest)
+            if self.attr_kinds[nm] == _lib.ATTR_TYPE:
+                allowed = None
+                if rest.startswith("{"):
+                    allowed = [_dt.as_dtype(x.strip()) for x in rest[1:rest.index("}")].split(",")
+                               if x.strip() in _dt._BY_NAME]
+                    rest = rest[rest.index("}") + 1:]
+                self.type_allowed[nm] = allowed
+                if "=" in rest and rest.split("=", 1)[1].strip() in _dt._BY_NAME:
+                    self.type_default[nm] = _dt.as_dtype(rest.split("=", 1)[1].strip())
         self.inputs = self._args(d.inputs)
         self.outputs = self._args(d.outputs)
 
@@ -224,27 +235,32 @@ def _make_attrs(info, attrs, keep):
 
 # ---- inputs -----------------------------------------------------------------------------------------
 
-def _is_tensorish(v):
-    from .variables import Variable
-    return isinstance(v, (Tensor, Variable, np.ndarray, np.generic))
-
-
-def _dtype_of(v):
-    from .variables import Variable
-    if isinstance(v, (Tensor, Variable)):
-        return v.dtype
-    return _dt.as_dtype(v.dtype)
-
-
 def _to_tensor(v, dtype, resource=False):
+    """An op input from a Tensor (as is), a Variable (its value, or its handle for resource inputs) or any
+    other value converted to `dtype` (numpy arrays too, as TensorFlow's eager conversion does)."""
     from .variables import Variable
     if isinstance(v, Variable):
         return v.handle if resource else v.read_value()
     if isinstance(v, Tensor):
         return v
-    if isinstance(v, (np.ndarray, np.generic)):
+    if dtype is None and isinstance(v, (np.ndarray, np.generic)):
         return constant(v)
     return constant(v, dtype=dtype)
+
+
+def _convert_first(v, allowed, default):
+    """The first value of a type attr without any Tensor: its own dtype when allowed, else the attr's
+    default dtype when the values convert exactly (TensorFlow's preferred_dtype)."""
+    t = _to_tensor(v, None)
+    if not allowed or t.dtype in allowed or default is None or default.as_numpy_dtype is None:
+        return t
+    a = np.asarray(t.numpy())
+    if a.dtype.kind in "biuf":
+        with np.errstate(all="ignore"):
+            c = a.astype(default.as_numpy_dtype)
+        if np.array_equal(c.astype(a.dtype), a):
+            return constant(c, dtype=default)
+    return t
 
 
 def _run(info, flat, attrs):
@@ -269,34 +285,43 @@ def _get_info(op_name):
 
 
 def _convert_args(info, values, attrs, list_lens=None):
-    """values: one entry per input arg (a value, or a list for list args). Converts Python values to
-    tensors, using dtypes known from other inputs or attrs for the same type attr (as TensorFlow's eager
-    conversion does). Returns the flat tensor list."""
-    known = {}
-    for k, v in attrs.items():
-        if info.attr_kinds.get(k) == _lib.ATTR_TYPE:
-            known[k] = _dt.as_dtype(v)
-    for arg, v in zip(info.inputs, values):
-        if arg.type_attr is None or arg.type_attr in known:
-            continue
-        items = v if arg.is_list else [v]
-        for x in items:
-            if _is_tensorish(x):
-                if info.attr_kinds.get(arg.type_attr) == _lib.ATTR_TYPE:
-                    known[arg.type_attr] = _dtype_of(x)
-                break
-    flat = []
+    """values: one entry per input arg (a value, or a list for list args). Converts them to tensors as
+    TensorFlow's eager conversion does: for each type attr, the dtype comes from an explicit attr, else from
+    the first Tensor among its inputs, else from the first value (its own dtype when allowed, else the
+    attr's default); other values are converted to it. Returns the flat tensor list."""
+    from .variables import Variable
+    per_arg = []
     for arg, v in zip(info.inputs, values):
         if arg.is_list:
             if isinstance(v, (Tensor, np.ndarray)) or not isinstance(v, (list, tuple)):
                 raise TypeError("%s: input '%s' must be a list of tensors, got %s" %
                                 (info.name, arg.name, type(v).__name__))
-            items = list(v)
+            per_arg.append(list(v))
         else:
-            items = [v]
-        dtype = arg.fixed if arg.fixed is not None else known.get(arg.type_attr)
+            per_arg.append([v])
+    resolved = {k: _dt.as_dtype(v) for k, v in attrs.items() if info.attr_kinds.get(k) == _lib.ATTR_TYPE}
+    for arg, items in zip(info.inputs, per_arg):
+        ta = arg.type_attr
+        if ta is None or ta in resolved or info.attr_kinds.get(ta) != _lib.ATTR_TYPE:
+            continue
         for x in items:
-            flat.append(_to_tensor(x, dtype, resource=(arg.fixed is _dt.resource)))
+            if isinstance(x, (Tensor, Variable)):
+                resolved[ta] = x.dtype
+                break
+    flat = []
+    for arg, items in zip(info.inputs, per_arg):
+        single_type = arg.type_attr is not None and info.attr_kinds.get(arg.type_attr) == _lib.ATTR_TYPE
+        for x in items:
+            if arg.fixed is not None:
+                t = _to_tensor(x, arg.fixed, resource=arg.fixed is _dt.resource)
+            elif single_type and arg.type_attr in resolved:
+                t = _to_tensor(x, resolved[arg.type_attr])
+            elif single_type:
+                t = _convert_first(x, info.type_allowed.get(arg.type_attr), info.type_default.get(arg.type_attr))
+                resolved[arg.type_attr] = t.dtype
+            else:
+                t = _to_tensor(x, None)
+            flat.append(t)
         if arg.is_list and arg.number_attr and arg.number_attr not in attrs:
             attrs[arg.number_attr] = len(items)
         if arg.is_list and arg.type_attr and list_lens is not None:
@@ -310,14 +335,11 @@ def execute(op_name, inputs, **attrs):
     all outputs. Raises a tfc.errors.OpError subclass (InvalidArgumentError, NotFoundError, ...) on failure."""
     info = _get_info(op_name)
     inputs = list(inputs)
-    if not any(a.is_list for a in info.inputs) and len(inputs) == len(info.inputs):
+    if len(inputs) == len(info.inputs) and all(
+            isinstance(v, (list, tuple)) == a.is_list for a, v in zip(info.inputs, inputs)):
         flat = _convert_args(info, inputs, attrs)
-    else:
-        flat = []
-        first = next((x for x in _flatten(inputs) if _is_tensorish(x)), None)
-        dtype = _dtype_of(first) if first is not None else None
-        for x in _flatten(inputs):
-            flat.append(_to_tensor(x, dtype))
+    else:  # a flat list of tensors for an op with list arguments: conversion by position is ambiguous
+        flat = [_to_tensor(x, None) for x in _flatten(inputs)]
     return _run(info, flat, attrs)
 
 

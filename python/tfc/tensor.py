@@ -192,6 +192,10 @@ def constant(value, dtype=None, shape=None):
             arr = _dt.float_to_bfloat16_bits(np.asarray(src, dtype=np.float32))
     else:
         src = np.asarray(value)
+        if src.dtype.kind in "fc" and (dt.is_integer or dt is _dt.bool_) and not isinstance(
+                value, (np.ndarray, np.generic)):
+            # Python floats never become integers; numpy arrays are cast (as TensorFlow)
+            raise TypeError("Cannot convert %r to EagerTensor of dtype %s" % (value, dt.name))
         if src.dtype.kind == "f" and dt.is_integer and src.size and not np.all(np.isfinite(src)):
             raise ValueError("cannot convert non-finite values to %s" % dt.name)
         arr = src.astype(dt.as_numpy_dtype, copy=False)

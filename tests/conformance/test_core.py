@@ -117,11 +117,11 @@ def test_execute_errors():
         tfc.execute("AddV2", [np.ones(3, np.float32), np.ones(4, np.float32)])
     assert e.value.code == 3 and "[3]" in str(e.value) and "[4]" in str(e.value)
     with pytest.raises(tfc.InvalidArgumentError):
-        tfc.execute("AddV2", [np.ones(3, np.float32), np.ones(3, np.float64)])
+        tfc.execute("AddV2", [tfc.constant(np.ones(3, np.float32)), tfc.constant(np.ones(3, np.float64))])
     with pytest.raises(tfc.InvalidArgumentError):   # unknown attr
         tfc.execute("AddV2", [np.ones(3, np.float32), np.ones(3, np.float32)], bogus=1)
     with pytest.raises(tfc.InvalidArgumentError):   # explicit T disagreeing with the inputs
-        tfc.execute("Identity", [np.ones(3, np.float32)], T=tfc.int32)
+        tfc.execute("Identity", [tfc.constant(np.ones(3, np.float32))], T=tfc.int32)
     with pytest.raises(tfc.InvalidArgumentError):   # dtype outside the allowed set
         tfc.execute("OnesLike", [np.array([b"a"], dtype=object)])
 
@@ -137,8 +137,25 @@ def test_raw_ops_accessor():
         tfc.raw_ops.AddV2(x=1.0, y=2.0, z=3.0)          # unknown keyword
     r = tfc.raw_ops.AddV2(x=np.float32(1), y=2, name="ignored")   # Python value takes x's dtype
     assert r.dtype == tfc.float32 and float(r) == 3.0
-    r = tfc.raw_ops.Mul(x=2, y=np.arange(3, dtype=np.int64))
-    assert r.dtype == tfc.int64 and r.numpy().tolist() == [0, 2, 4]
+    # values without a Tensor among them follow TensorFlow's conversion: the first fixes the dtype
+    for x, y in [(2, np.arange(3, dtype=np.int64)), (np.float32(1), np.array([2.5])), (tfc.constant(1.0), [2]),
+                 (np.arange(2.0), 1), (tfc.constant(1), np.array([2.5]))]:
+        tx = tf.constant(x.numpy()) if isinstance(x, tfc.Tensor) else x
+        want = tf.raw_ops.Mul(x=tx, y=y)
+        got = tfc.raw_ops.Mul(x=x, y=y)
+        assert got.dtype.name == want.dtype.name
+        assert_close(got, want)
+    with pytest.raises(TypeError):
+        tf.raw_ops.Mul(x=tf.constant(1), y=[2.5])
+    with pytest.raises(TypeError):
+        tfc.raw_ops.Mul(x=tfc.constant(1), y=[2.5])    # a Python value that does not fit the dtype
+    with pytest.raises(TypeError):
+        tfc.constant(2.5, dtype="int32")
+    # an input whose dtype is not allowed takes the attr's default when the values convert exactly
+    x = random_array(np.random.default_rng(), (2, 3))
+    for axis in [np.asarray([]), np.asarray([1.0]), [1]]:
+        if tfc.op_info("Sum"):
+            assert_op_matches("Sum", dict(input=x, axis=axis))
     r = tfc.raw_ops.Identity(input=[1.0, 2.0], T=tfc.float64)      # explicit type attr converts Python values
     assert r.dtype == tfc.float64
     (o,) = tfc.execute("Identity", [tfc.constant(1)])
