@@ -1,7 +1,7 @@
 # tfc — top-level driver. On a fresh Debian machine (as root, or with sudo):
 #   make demo   set up and run the main example
 #   make test   set up, build (release + ASan/UBSan), run the C tests and the Python conformance tests
-# Other targets: build, asan, conformance, deps, venv, clean.
+# Other targets: build, asan, ctest, ctest-asan, conformance, conformance-asan, deps, venv, clean.
 
 BUILD   := build
 REL     := $(BUILD)/rel
@@ -17,7 +17,7 @@ DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libh
 PY_PACKAGES  := pytest numpy tensorflow-cpu
 PY_MODULES   := pytest numpy tensorflow
 
-.PHONY: all demo test build asan conformance ctest ctest-asan deps venv clean
+.PHONY: all demo test build asan conformance conformance-asan ctest ctest-asan deps venv clean
 
 all: build
 
@@ -55,6 +55,12 @@ ctest-asan: asan
 
 conformance: build venv
 	TFC_LIBRARY=$(CURDIR)/$(REL)/libtfc.so $(PY) -m pytest $(PYTEST_ARGS) tests/conformance
+
+# The conformance tests against the sanitizer build (leak checking off: Python and TensorFlow keep memory).
+conformance-asan: asan venv
+	LD_PRELOAD="$$(cc -print-file-name=libasan.so) $$(cc -print-file-name=libubsan.so)" \
+	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
+	TFC_LIBRARY=$(CURDIR)/$(ASAN)/libtfc.so $(PY) -m pytest $(PYTEST_ARGS) tests/conformance
 
 test: ctest ctest-asan conformance
 
