@@ -1,4 +1,192 @@
-/* linalg kernels. */
-#include "kernels/cpu/kernels.h"
+/* MatMul and BatchMatMulV2 kernels. float and double go to OpenBLAS (cblas_sgemm/dgemm); half and
+ * bfloat16 are widened to float, multiplied by sgemm and rounded back (float accumulation); integer types
+ * use a row-times-matrix loop that wraps on overflow as TensorFlow's integer products do.
+ *
+ * Threads: one large product runs on OpenBLAS's threads (limited to the op's pool size by
+ * tfc_blas_set_threads); a batch of small products (m*n*k within OpenBLAS's single-thread threshold) is
+ * split across tfc's pool instead, each GEMM then running on its worker's thread. */
+#include <cblas.h>
+#include <stdatomic.h>
+#include <string.h>
 
-const tfc_kernel_reg tfc_cpu_kernels_linalg[] = {{NULL, NULL}};
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/linalg_blas.h"
+
+void tfc_blas_set_threads(const tfc_kernel_ctx *k) {
+    static _Atomic int configured;
+    int n = tfc_threadpool_size(k->pool);
+    if (atomic_load(&configured) != n) {
+        openblas_set_num_threads(n);
+        atomic_store(&configured, n);
+    }
+}
+
+typedef struct {
+    tfc_dtype dt;     /* the element type the products run in: float, double or an integer type */
+    const void *a, *b;
+    void *c;
+    int64_t m, n, k;
+    bool ta, tb;
+    int64_t batch;                     /* output matrices */
+    int brank;                         /* output batch dims, for broadcasting */
+    int64_t bdims[TFC_MAX_RANK];
+    int64_t a_bstride[TFC_MAX_RANK], b_bstride[TFC_MAX_RANK]; /* in matrices; 0 on broadcast dims */
+} mm_job;
+
+/* Matrix index of output batch `bi` in each operand. */
+static void batch_offsets(const mm_job *j, int64_t bi, int64_t *ai, int64_t *bj) {
+    int64_t x = 0, y = 0;
+    for (int d = j->brank - 1; d >= 0; d--) {
+        int64_t idx = bi % j->bdims[d];
+        bi /= j->bdims[d];
+        x += idx * j->a_bstride[d];
+        y += idx * j->b_bstride[d];
+    }
+    *ai = x;
+    *bj = y;
+}
+
+static void gemm_one(const mm_job *j, int64_t bi) {
+    int64_t ai, bj, msz = j->m * j->k, nsz = j->k * j->n, csz = j->m * j->n;
+    batch_offsets(j, bi, &ai, &bj);
+    if (j->k == 0) {
+        memset((char *)j->c + bi * csz * (int64_t)tfc_dtype_size(j->dt), 0, (size_t)csz * tfc_dtype_size(j->dt));
+        return;
+    }
+    enum CBLAS_TRANSPOSE ta = j->ta ? CblasTrans : CblasNoTrans, tb = j->tb ? CblasTrans : CblasNoTrans;
+    blasint m = (blasint)j->m, n = (blasint)j->n, k = (blasint)j->k;
+    blasint lda = (blasint)(j->ta ? j->m : j->k), ldb = (blasint)(j->tb ? j->k : j->n);
+    if (j->dt == TFC_FLOAT)
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, (const float *)j->a + ai * msz, lda,
+                    (const float *)j->b + bj * nsz, ldb, 0.0f, (float *)j->c + bi * csz, n);
+    else
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, (const double *)j->a + ai * msz, lda,
+                    (const double *)j->b + bj * nsz, ldb, 0.0, (double *)j->c + bi * csz, n);
+}
+
+static void gemm_range(void *arg, int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++) gemm_one(arg, i);
+}
+
+/* Integer products: row i of C accumulates a(i,kk) * B[kk, :] over kk in unsigned arithmetic (wrapping),
+ * reading B row-wise (a transposed B is read column-wise: slower but rare). Work items are (batch, row). */
+#define INT_ROWS(T, U)                                                                                    \
+    do {                                                                                                   \
+        const T *A = j->a, *B = j->b;                                                                      \
+        T *C = j->c;                                                                                       \
+        U acc[256];                                                                                        \
+        for (int64_t it = b; it < e; it++) {                                                               \
+            int64_t bi = it / j->m, i = it % j->m, ai, bj;                                                 \
+            batch_offsets(j, bi, &ai, &bj);                                                                \
+            const T *a = A + ai * j->m * j->k, *bm = B + bj * j->k * j->n;                                 \
+            T *c = C + (bi * j->m + i) * j->n;                                                             \
+            for (int64_t j0 = 0; j0 < j->n; j0 += 256) {                                                   \
+                int64_t nl = j->n - j0 < 256 ? j->n - j0 : 256;                                            \
+                for (int64_t q = 0; q < nl; q++) acc[q] = 0;                                               \
+                for (int64_t kk = 0; kk < j->k; kk++) {                                                    \
+                    U av = (U)(j->ta ? a[kk * j->m + i] : a[i * j->k + kk]);                               \
+                    if (j->tb) {                                                                           \
+                        for (int64_t q = 0; q < nl; q++) acc[q] += av * (U)bm[(j0 + q) * j->k + kk];       \
+                    } else {                                                                               \
+                        const T *brow = bm + kk * j->n + j0;                                               \
+                        for (int64_t q = 0; q < nl; q++) acc[q] += av * (U)brow[q];                        \
+                    }                                                                                      \
+                }                                                                                          \
+                for (int64_t q = 0; q < nl; q++) c[j0 + q] = (T)acc[q];                                    \
+            }                                                                                              \
+        }                                                                                                  \
+    } while (0)
+
+static void int_range(void *arg, int64_t b, int64_t e) {
+    const mm_job *j = arg;
+    switch (j->dt) {
+    case TFC_INT32: INT_ROWS(int32_t, uint32_t); break;
+    case TFC_INT64: INT_ROWS(int64_t, uint64_t); break;
+    case TFC_INT16: INT_ROWS(int16_t, uint32_t); break;
+    case TFC_INT8: INT_ROWS(int8_t, uint32_t); break;
+    case TFC_UINT8: INT_ROWS(uint8_t, uint32_t); break;
+    default: break;
+    }
+}
+
+static void widen(tfc_dtype dt, const void *src, float *dst, int64_t n) {
+    if (dt == TFC_HALF)
+        for (int64_t i = 0; i < n; i++) dst[i] = tfc_half_to_float(((const tfc_half *)src)[i]);
+    else
+        for (int64_t i = 0; i < n; i++) dst[i] = tfc_bfloat16_to_float(((const tfc_bfloat16 *)src)[i]);
+}
+
+/* C[batch..., m, n] = op(A)[..., m, k] op(B)[..., k, n] with NumPy broadcasting of the batch dims. */
+static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
+    const tfc_tensor *x = k->in[0], *y = k->in[1];
+    tfc_tensor *out = k->out[0];
+    tfc_dtype dt = x->dtype;
+    int xr = x->shape.rank, yr = y->shape.rank, orank = out->shape.rank;
+    mm_job j = {.dt = dt, .a = x->data, .b = y->data, .c = out->data, .ta = ta, .tb = tb};
+    j.m = out->shape.dims[orank - 2];
+    j.n = out->shape.dims[orank - 1];
+    j.k = x->shape.dims[ta ? xr - 2 : xr - 1];
+    j.brank = orank - 2;
+    j.batch = 1;
+    int64_t sa = 1, sb = 1;
+    for (int d = j.brank - 1; d >= 0; d--) {
+        int ia = d - (j.brank - (xr - 2)), ib = d - (j.brank - (yr - 2));
+        int64_t da = ia >= 0 ? x->shape.dims[ia] : 1, db = ib >= 0 ? y->shape.dims[ib] : 1;
+        j.bdims[d] = out->shape.dims[d];
+        j.a_bstride[d] = da == 1 ? 0 : sa;
+        j.b_bstride[d] = db == 1 ? 0 : sb;
+        sa *= da;
+        sb *= db;
+        j.batch *= j.bdims[d];
+    }
+    if (out->num_elements == 0) return true;
+
+    if (dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16) {
+        float *buf = NULL, *cf = NULL;
+        if (dt == TFC_HALF || dt == TFC_BFLOAT16) {
+            size_t bytes = (size_t)(x->num_elements + y->num_elements + out->num_elements) * sizeof(float);
+            if (!(buf = tfc_malloc(bytes ? bytes : 1))) return tfc_status_oom(st, k->op->name, bytes);
+            widen(dt, x->data, buf, x->num_elements);
+            widen(dt, y->data, buf + x->num_elements, y->num_elements);
+            cf = buf + x->num_elements + y->num_elements;
+            j.a = buf;
+            j.b = buf + x->num_elements;
+            j.c = cf;
+            j.dt = TFC_FLOAT;
+        }
+        double mnk = (double)j.m * (double)j.n * (double)j.k;
+        if (j.batch > 1 && mnk <= TFC_BLAS_SINGLE_THREAD_MNK) {
+            tfc_parallel_for(k->pool, j.batch, (int64_t)mnk + 1000, gemm_range, &j);
+        } else {
+            tfc_blas_set_threads(k);
+            gemm_range(&j, 0, j.batch);
+        }
+        if (cf) {
+            for (int64_t i = 0; i < out->num_elements; i++) {
+                if (dt == TFC_HALF) ((tfc_half *)out->data)[i] = tfc_half_from_float(cf[i]);
+                else ((tfc_bfloat16 *)out->data)[i] = tfc_bfloat16_from_float(cf[i]);
+            }
+            tfc_free(buf);
+        }
+        return true;
+    }
+    if (dt != TFC_INT32 && dt != TFC_INT64 && dt != TFC_INT16 && dt != TFC_INT8 && dt != TFC_UINT8)
+        return tfc_kernel_unimplemented(k, dt, st);
+    tfc_parallel_for(k->pool, j.batch * j.m, j.n * j.k + 1, int_range, &j);
+    return true;
+}
+
+static bool mat_mul(tfc_kernel_ctx *k, tfc_status *st) {
+    return matmul_run(k, tfc_attrs_bool(k->attrs, "transpose_a", false), tfc_attrs_bool(k->attrs, "transpose_b", false),
+                      st);
+}
+
+static bool batch_mat_mul_v2(tfc_kernel_ctx *k, tfc_status *st) {
+    return matmul_run(k, tfc_attrs_bool(k->attrs, "adj_x", false), tfc_attrs_bool(k->attrs, "adj_y", false), st);
+}
+
+const tfc_kernel_reg tfc_cpu_kernels_linalg[] = {
+    {"MatMul", mat_mul},
+    {"BatchMatMulV2", batch_mat_mul_v2},
+    {NULL, NULL},
+};

@@ -1,2 +1,253 @@
+/* Random kernels: TensorFlow's PhiloxRandomOp and RandomUniformIntOp on the CPU, bit-exact.
+ *
+ * Output elements are produced in groups; group g of a fixed-sample distribution uses the g-th 128-bit
+ * sample after the call's base state (so the fill can be split across threads in any way), and each
+ * group of TruncatedNormal (which rejects samples) starts at its own reserved window of 256 samples per
+ * output element. Per call the stream advances by 256 samples per output element, as TensorFlow reserves. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/philox.h"
 #include "kernels/cpu/kernels.h"
-const tfc_kernel_reg tfc_cpu_kernels_random[] = {{NULL, NULL}};
+#include "kernels/cpu/random_state.h"
+
+#define RESERVED_PER_OUTPUT 256
+
+/* ---- generator state per (context, op, attrs) ------------------------------------------------------ */
+typedef struct {
+    const tfc_ctx *ctx; /* NULL: free slot */
+    const tfc_op_def *op;
+    int64_t seed, seed2;
+    int dtype, tidx;
+    uint64_t stamp;
+    tfc_philox gen;
+} state_slot;
+
+/* A bounded table: under a global seed every unseeded call gets a new seed2, so entries accumulate; the
+ * least recently used one of a probe window is recycled (its stream then restarts if it is asked for again,
+ * which TensorFlow would only do after as many distinct random ops). */
+#define STATE_SLOTS 4096
+#define STATE_PROBE 16
+static state_slot slots[STATE_SLOTS];
+static uint64_t stamp_clock;
+static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Nondeterministic 64-bit seeds for (seed, seed2) = (0, 0). */
+static uint64_t random_seed64(void) {
+    static _Atomic uint64_t counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t c = atomic_fetch_add(&counter, 1);
+    return mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ ((uint64_t)getpid() << 48) ^
+                 (c * 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)&counter);
+}
+
+/* The generator state for this call; the table's copy advances by `reserve` samples. */
+static tfc_philox reserve_samples(tfc_kernel_ctx *k, int64_t seed, int64_t seed2, int dtype, int tidx,
+                                  uint64_t reserve) {
+    uint64_t h = mix64((uint64_t)(uintptr_t)k->ctx ^ mix64((uint64_t)(uintptr_t)k->op) ^ mix64((uint64_t)seed) ^
+                       mix64((uint64_t)seed2 + 0x51ed27u) ^ (uint64_t)(dtype * 131 + tidx));
+    pthread_mutex_lock(&state_mu);
+    state_slot *hit = NULL, *victim = NULL;
+    for (int p = 0; p < STATE_PROBE && !hit; p++) {
+        state_slot *s = &slots[(h + (uint64_t)p) % STATE_SLOTS];
+        if (s->ctx == k->ctx && s->op == k->op && s->seed == seed && s->seed2 == seed2 && s->dtype == dtype &&
+            s->tidx == tidx)
+            hit = s;
+        else if (!victim || (victim->ctx && (!s->ctx || s->stamp < victim->stamp)))
+            victim = s;
+    }
+    if (!hit) {
+        hit = victim;
+        hit->ctx = k->ctx;
+        hit->op = k->op;
+        hit->seed = seed;
+        hit->seed2 = seed2;
+        hit->dtype = dtype;
+        hit->tidx = tidx;
+        if (seed == 0 && seed2 == 0) tfc_philox_init(&hit->gen, random_seed64(), random_seed64());
+        else tfc_philox_init(&hit->gen, (uint64_t)seed, (uint64_t)seed2);
+    }
+    hit->stamp = ++stamp_clock;
+    tfc_philox g = hit->gen;
+    tfc_philox_skip(&hit->gen, reserve);
+    pthread_mutex_unlock(&state_mu);
+    return g;
+}
+
+void tfc_random_state_clear(tfc_ctx *ctx) {
+    pthread_mutex_lock(&state_mu);
+    for (int i = 0; i < STATE_SLOTS; i++)
+        if (slots[i].ctx == ctx) memset(&slots[i], 0, sizeof slots[i]);
+    pthread_mutex_unlock(&state_mu);
+}
+
+/* ---- distributions ----------------------------------------------------------------------------------- */
+typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_TRUNCATED, DIST_INT } dist_kind;
+
+typedef struct {
+    dist_kind kind;
+    tfc_dtype dt;
+    tfc_philox base;
+    void *out;
+    int64_t n;
+    int group;           /* outputs per group */
+    int64_t lo;          /* RandomUniformInt */
+    uint64_t range;
+} fill_job;
+
+static inline void store_f(tfc_dtype dt, void *out, int64_t i, float v) {
+    if (dt == TFC_FLOAT) ((float *)out)[i] = v;
+    else if (dt == TFC_HALF) ((tfc_half *)out)[i] = tfc_half_from_float(v);
+    else ((tfc_bfloat16 *)out)[i] = tfc_bfloat16_from_float(v);
+}
+
+/* TruncatedNormal reads one word at a time (TensorFlow's SingleSampleAdapter). */
+typedef struct {
+    tfc_philox *g;
+    uint32_t buf[4];
+    int used;
+} single_sampler;
+
+static inline uint32_t single_next(single_sampler *s) {
+    if (s->used == 4) {
+        tfc_philox_next(s->g, s->buf);
+        s->used = 0;
+    }
+    return s->buf[s->used++];
+}
+
+/* One group of TruncatedNormal outputs (4 for 32-bit and narrower types, 2 for double): normals with
+ * |x| >= 2 are rejected. */
+static void truncated_group(tfc_philox *g, tfc_dtype dt, float *f, double *d) {
+    single_sampler s = {.g = g, .used = 4};
+    int idx = 0;
+    if (dt == TFC_DOUBLE) {
+        while (idx < 2) {
+            uint32_t x0 = single_next(&s), x1 = single_next(&s), x2 = single_next(&s), x3 = single_next(&s);
+            double r[2];
+            tfc_philox_box_muller_d(x0, x1, x2, x3, &r[0], &r[1]);
+            for (int i = 0; i < 2 && idx < 2; i++)
+                if (fabs(r[i]) < 2.0) d[idx++] = r[i];
+        }
+        return;
+    }
+    while (idx < 4) {
+        uint32_t x0 = single_next(&s), x1 = single_next(&s);
+        float r[2];
+        tfc_philox_box_muller_f(x0, x1, &r[0], &r[1]);
+        for (int i = 0; i < 2 && idx < 4; i++)
+            if (fabsf(r[i]) < 2.0f) f[idx++] = r[i];
+    }
+}
+
+static void fill_groups(void *arg, int64_t g0, int64_t g1) {
+    const fill_job *j = arg;
+    tfc_philox gen = j->base;
+    if (j->kind != DIST_TRUNCATED) tfc_philox_skip(&gen, (uint64_t)g0);
+    for (int64_t g = g0; g < g1; g++) {
+        int64_t off = g * j->group;
+        int m = (int)(j->n - off < j->group ? j->n - off : j->group);
+        uint32_t w[4];
+        float f[4];
+        double d[2];
+        if (j->kind == DIST_TRUNCATED) {
+            tfc_philox tg = j->base;
+            tfc_philox_skip(&tg, (uint64_t)g * (uint64_t)(j->group * RESERVED_PER_OUTPUT / 4));
+            truncated_group(&tg, j->dt, f, d);
+        } else {
+            tfc_philox_next(&gen, w);
+        }
+        switch (j->kind) {
+        case DIST_UNIFORM:
+            if (j->dt == TFC_DOUBLE) {
+                d[0] = tfc_philox_u64_to_double(w[0], w[1]);
+                d[1] = tfc_philox_u64_to_double(w[2], w[3]);
+            } else {
+                for (int i = 0; i < 4; i++)
+                    f[i] = j->dt == TFC_FLOAT      ? tfc_philox_u32_to_float(w[i])
+                           : j->dt == TFC_HALF     ? tfc_philox_u16_to_half_value(w[i])
+                                                   : tfc_philox_u16_to_bf16_value(w[i]);
+            }
+            break;
+        case DIST_NORMAL:
+            if (j->dt == TFC_DOUBLE) {
+                tfc_philox_box_muller_d(w[0], w[1], w[2], w[3], &d[0], &d[1]);
+            } else {
+                tfc_philox_box_muller_f(w[0], w[1], &f[0], &f[1]);
+                tfc_philox_box_muller_f(w[2], w[3], &f[2], &f[3]);
+            }
+            break;
+        case DIST_TRUNCATED: break;
+        case DIST_INT:
+            if (j->dt == TFC_INT32) {
+                int32_t *o = (int32_t *)j->out + off;
+                /* lo + (bits % range) in unsigned arithmetic: lo < 0 < hi may exceed int32 in between. */
+                for (int i = 0; i < m; i++) o[i] = (int32_t)(uint32_t)((uint32_t)j->lo + w[i] % (uint32_t)j->range);
+            } else {
+                int64_t *o = (int64_t *)j->out + off;
+                for (int i = 0; i < m; i++) {
+                    uint64_t bits = (uint64_t)w[2 * i] | ((uint64_t)w[2 * i + 1] << 32);
+                    o[i] = (int64_t)((uint64_t)j->lo + bits % j->range);
+                }
+            }
+            continue;
+        }
+        if (j->dt == TFC_DOUBLE) {
+            for (int i = 0; i < m; i++) ((double *)j->out)[off + i] = d[i];
+        } else {
+            for (int i = 0; i < m; i++) store_f(j->dt, j->out, off + i, f[i]);
+        }
+    }
+}
+
+static bool random_fill(tfc_kernel_ctx *k, dist_kind kind, tfc_status *st) {
+    tfc_tensor *o = k->out[0];
+    fill_job j = {.kind = kind, .dt = o->dtype, .out = o->data, .n = o->num_elements};
+    if (kind == DIST_INT) {
+        const tfc_tensor *lo = k->in[1], *hi = k->in[2];
+        if (j.dt == TFC_INT32) {
+            j.lo = *(const int32_t *)lo->data;
+            j.range = (uint32_t)*(const int32_t *)hi->data - (uint32_t)j.lo;
+        } else {
+            j.lo = *(const int64_t *)lo->data;
+            j.range = (uint64_t)*(const int64_t *)hi->data - (uint64_t)j.lo;
+        }
+        j.group = j.dt == TFC_INT32 ? 4 : 2;
+    } else if (j.dt != TFC_FLOAT && j.dt != TFC_DOUBLE && j.dt != TFC_HALF && j.dt != TFC_BFLOAT16) {
+        return tfc_kernel_unimplemented(k, j.dt, st);
+    } else {
+        j.group = j.dt == TFC_DOUBLE ? 2 : 4;
+    }
+    /* uint64 product: TensorFlow multiplies in int64 too (wrapping only beyond 2^55 elements). */
+    uint64_t reserve = (uint64_t)j.n * RESERVED_PER_OUTPUT;
+    j.base = reserve_samples(k, tfc_attrs_int(k->attrs, "seed", 0), tfc_attrs_int(k->attrs, "seed2", 0), (int)j.dt,
+                             (int)k->in[0]->dtype, reserve);
+    if (j.n == 0) return true;
+    int64_t groups = (j.n + j.group - 1) / j.group;
+    int64_t cost = kind == DIST_UNIFORM || kind == DIST_INT ? 60 : kind == DIST_NORMAL ? 300 : 400;
+    tfc_parallel_for(k->pool, groups, cost, fill_groups, &j);
+    return true;
+}
+
+static bool random_uniform(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_UNIFORM, st); }
+static bool random_standard_normal(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_NORMAL, st); }
+static bool truncated_normal(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_TRUNCATED, st); }
+static bool random_uniform_int(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_INT, st); }
+
+const tfc_kernel_reg tfc_cpu_kernels_random[] = {
+    {"RandomUniform", random_uniform},
+    {"RandomStandardNormal", random_standard_normal},
+    {"TruncatedNormal", truncated_normal},
+    {"RandomUniformInt", random_uniform_int},
+    {NULL, NULL},
+};
