@@ -9,6 +9,7 @@ static const tfc_dtype SIGNED_INTS[] = {TFC_INT8, TFC_INT16, TFC_INT32, TFC_INT6
 static const tfc_dtype SIGNED[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, TFC_INT8, TFC_INT16, TFC_INT32, TFC_INT64, 0};
 static const tfc_dtype NO_UINT8[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, TFC_INT8, TFC_INT16, TFC_INT32, TFC_INT64, 0};
 static const tfc_dtype NO_LOWP[] = {TFC_FLOAT, TFC_DOUBLE, TFC_INT8, TFC_UINT8, TFC_INT16, TFC_INT32, TFC_INT64, 0};
+static const tfc_dtype SIGNED_NO_LOWP[] = {TFC_FLOAT, TFC_DOUBLE, TFC_INT8, TFC_INT16, TFC_INT32, TFC_INT64, 0};
 static const tfc_dtype CAST_DST[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, TFC_INT8, TFC_INT16,
                                      TFC_INT32, TFC_INT64, TFC_BOOL, 0};
 
@@ -74,7 +75,7 @@ const op_case op_cases_math[] = {
     BINARY_CASES("FloorDiv", true, -9, 9, 0.5, 4, NO_LOWP),
     {"FloorDiv", "half and bfloat16", 2, {IN_V(1, 8, 7, -7, 7, -7, 6, -6, 0.5, 1), IN_V(1, 8, 2, 2, -2, -2, 3, 3, 4, -1)},
      .dtypes = (const tfc_dtype[]){TFC_HALF, TFC_BFLOAT16, 0}},
-    {"FloorDiv", "negative divisor", 2, {IN_R(2, -9, 9, 3, 4), IN_R(1, -4, -0.5, 4)}, .grad = true, .dtypes = SIGNED},
+    {"FloorDiv", "negative divisor", 2, {IN_R(2, -9, 9, 3, 4), IN_R(1, -4, -0.5, 4)}, .grad = true, .dtypes = SIGNED_NO_LOWP},
     {"FloorDiv", "exact", 2, {IN_V(1, 8, 7, -7, 7, -7, 6, -6, 0, 1), IN_V(1, 8, 2, 2, -2, -2, 3, 3, 5, -1)}, .dtypes = SIGNED},
     BINARY_CASES("FloorMod", true, -9, 9, 0.5, 4, NULL),
     {"FloorMod", "negative divisor", 2, {IN_R(2, -9, 9, 3, 4), IN_R(1, -4, -0.5, 4)}, .grad = true, .dtypes = SIGNED},

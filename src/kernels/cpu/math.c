@@ -13,26 +13,19 @@
 
 /* ---- half / bfloat16 chunks -------------------------------------------------------------------------- */
 void tfc_math_to_float(tfc_dtype dt, const void *src, float *dst, int64_t n) {
-    if (dt == TFC_HALF) {
-        const tfc_half *s = src;
-        for (int64_t i = 0; i < n; i++) dst[i] = tfc_half_to_float(s[i]);
-    } else {
-        const uint16_t *s = src;
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t u = (uint32_t)s[i] << 16;
-            memcpy(&dst[i], &u, 4);
-        }
-    }
+    const uint16_t *s = src;
+    if (dt == TFC_HALF)
+        for (int64_t i = 0; i < n; i++) dst[i] = tfc_math_h2f(s[i]);
+    else
+        for (int64_t i = 0; i < n; i++) dst[i] = tfc_math_bf2f(s[i]);
 }
 
 void tfc_math_from_float(tfc_dtype dt, const float *src, void *dst, int64_t n) {
-    if (dt == TFC_HALF) {
-        tfc_half *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = tfc_half_from_float(src[i]);
-    } else {
-        tfc_bfloat16 *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = tfc_bfloat16_from_float(src[i]);
-    }
+    uint16_t *d = dst;
+    if (dt == TFC_HALF)
+        for (int64_t i = 0; i < n; i++) d[i] = tfc_math_f2h(src[i]);
+    else
+        for (int64_t i = 0; i < n; i++) d[i] = tfc_math_f2bf(src[i]);
 }
 
 bool tfc_math_check_int_nonzero(const tfc_kernel_ctx *k, const tfc_tensor *t, tfc_status *st) {
@@ -147,8 +140,8 @@ SEG_FLOATS(divnonan, b == 0 ? (T)0 : a / b)
 SEG_FLOATS(floordiv, _Generic((a), float: floorf, double: floor)(a / b))
 /* half/bfloat16 arithmetic rounds every operation (Eigen's half), so TensorFlow floors the quotient rounded
  * to the dtype: 2.998 rounds to 3 in bfloat16 and floors to 3, not 2. */
-static inline float round_f16(float v) { return tfc_half_to_float(tfc_half_from_float(v)); }
-static inline float round_bf16(float v) { return tfc_bfloat16_to_float(tfc_bfloat16_from_float(v)); }
+static inline float round_f16(float v) { return tfc_math_h2f(tfc_math_f2h(v)); }
+static inline float round_bf16(float v) { return tfc_math_bf2f(tfc_math_f2bf(v)); }
 BIN_SEG(floordiv_f16, float, float, uint32_t, floorf(round_f16(a / b)))
 BIN_SEG(floordiv_bf16, float, float, uint32_t, floorf(round_bf16(a / b)))
 SEG_SIGNED(floordiv, SIGNED_CALL(ifloordiv, a, b))

@@ -22,14 +22,14 @@ static inline int64_t f2i64(double d) {
 
 /* Loads: a floating source as double (exact), an integer or bool source as int64 (exact). */
 #define LD_F(v) ((double)(v))
-#define LD_H(v) ((double)tfc_half_to_float(v))
-#define LD_B(v) ((double)tfc_bfloat16_to_float(v))
+#define LD_H(v) ((double)tfc_math_h2f(v))
+#define LD_B(v) ((double)tfc_math_bf2f(v))
 #define LD_I(v) ((int64_t)(v))
 /* Stores from a double (F) or an int64 (I). */
 #define STF_f32(x) ((float)(x))
 #define STF_f64(x) ((double)(x))
-#define STF_f16(x) tfc_half_from_float((float)(x))
-#define STF_bf16(x) tfc_bfloat16_from_float((float)(x))
+#define STF_f16(x) tfc_math_f2h((float)(x))
+#define STF_bf16(x) tfc_math_f2bf((float)(x))
 #define STF_i8(x) ((int8_t)sat32(f2i32(x), INT8_MIN, INT8_MAX))
 #define STF_u8(x) ((uint8_t)sat32(f2i32(x), 0, UINT8_MAX))
 #define STF_i16(x) ((int16_t)sat32(f2i32(x), INT16_MIN, INT16_MAX))
@@ -38,8 +38,8 @@ static inline int64_t f2i64(double d) {
 #define STF_b(x) ((x) != 0)
 #define STI_f32(x) ((float)(x))
 #define STI_f64(x) ((double)(x))
-#define STI_f16(x) tfc_half_from_float((float)(x))
-#define STI_bf16(x) tfc_bfloat16_from_float((float)(x))
+#define STI_f16(x) tfc_math_f2h((float)(x))
+#define STI_bf16(x) tfc_math_f2bf((float)(x))
 #define STI_i8(x) ((int8_t)(x))
 #define STI_u8(x) ((uint8_t)(x))
 #define STI_i16(x) ((int16_t)(x))
@@ -59,8 +59,8 @@ static inline int64_t f2i64(double d) {
     switch (dst_dt) {                                                                                \
     case TFC_FLOAT: LOOP(SRC, LD, float, ST##K##_f32)                                                \
     case TFC_DOUBLE: LOOP(SRC, LD, double, ST##K##_f64)                                              \
-    case TFC_HALF: LOOP(SRC, LD, tfc_half, ST##K##_f16)                                              \
-    case TFC_BFLOAT16: LOOP(SRC, LD, tfc_bfloat16, ST##K##_bf16)                                     \
+    case TFC_HALF: LOOP(SRC, LD, uint16_t, ST##K##_f16)                                              \
+    case TFC_BFLOAT16: LOOP(SRC, LD, uint16_t, ST##K##_bf16)                                         \
     case TFC_INT8: LOOP(SRC, LD, int8_t, ST##K##_i8)                                                 \
     case TFC_UINT8: LOOP(SRC, LD, uint8_t, ST##K##_u8)                                               \
     case TFC_INT16: LOOP(SRC, LD, int16_t, ST##K##_i16)                                              \
@@ -75,8 +75,8 @@ static bool cast_block(tfc_dtype src_dt, const void *src, tfc_dtype dst_dt, void
     switch (src_dt) {
     case TFC_FLOAT: DST_CASES(float, LD_F, F)
     case TFC_DOUBLE: DST_CASES(double, LD_F, F)
-    case TFC_HALF: DST_CASES(tfc_half, LD_H, F)
-    case TFC_BFLOAT16: DST_CASES(tfc_bfloat16, LD_B, F)
+    case TFC_HALF: DST_CASES(uint16_t, LD_H, F) /* half and bfloat16 as their bits */
+    case TFC_BFLOAT16: DST_CASES(uint16_t, LD_B, F)
     case TFC_INT8: DST_CASES(int8_t, LD_I, I)
     case TFC_UINT8: DST_CASES(uint8_t, LD_I, I)
     case TFC_INT16: DST_CASES(int16_t, LD_I, I)

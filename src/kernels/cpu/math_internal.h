@@ -7,10 +7,59 @@
 #ifndef TFC_KERNELS_CPU_MATH_INTERNAL_H
 #define TFC_KERNELS_CPU_MATH_INTERNAL_H
 
+#if defined(__GNUC__) && !defined(__clang__)
+/* The math kernels never read FP exception flags: with trapping math GCC refuses to turn selects between
+ * floating-point values into blends, and the loops stay scalar. */
+#pragma GCC optimize("no-trapping-math")
+#endif
+
+#include <string.h>
+
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/kernels.h"
 
 #define TFC_MATH_CHUNK 256 /* elements converted at a time for half/bfloat16 */
+
+/* Branch-free conversions (the loops using them vectorise), bit-identical to tfc_half_to_float,
+ * tfc_half_from_float and tfc_bfloat16_from_float: round to nearest even, NaN stays NaN. */
+static inline float tfc_math_h2f(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
+    uint32_t normal = (em << 13) + (112u << 23), infnan = (em << 13) | 0x7f800000u;
+    float subf = (float)em * 5.9604644775390625e-08f; /* zero and subnormals: mantissa * 2^-24 */
+    uint32_t sub;
+    memcpy(&sub, &subf, 4);
+    uint32_t r = (em < 0x400u ? sub : em >= 0x7c00u ? infnan : normal) | sign;
+    float f;
+    memcpy(&f, &r, 4);
+    return f;
+}
+static inline uint16_t tfc_math_f2h(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    float af, subf;
+    memcpy(&af, &ax, 4);
+    subf = af + 0.5f; /* subnormal halves: let the FPU round */
+    uint32_t sub;
+    memcpy(&sub, &subf, 4);
+    sub -= 0x3f000000u;
+    uint32_t norm = (ax + 0xc8000fffu + ((ax >> 13) & 1u)) >> 13; /* rebias, round to nearest even */
+    uint32_t nan = 0x7e00u | ((ax >> 13) & 0x3ffu);
+    uint32_t r = ax > 0x7f800000u ? nan : ax >= 0x477ff000u ? 0x7c00u : ax < 0x38800000u ? sub : norm;
+    return (uint16_t)(sign | r);
+}
+static inline float tfc_math_bf2f(uint16_t b) {
+    uint32_t u = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+static inline uint16_t tfc_math_f2bf(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t rne = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, nan = (x >> 16) | 0x40u;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+}
 
 /* half/bfloat16 <-> float32 over n elements (dt is TFC_HALF or TFC_BFLOAT16). */
 void tfc_math_to_float(tfc_dtype dt, const void *src, float *dst, int64_t n);
