@@ -197,6 +197,75 @@ static void test_gradients(void) {
     tfc_scope_end(ctx);
 }
 
+/* Prod's gradient: the product of the other elements, exact with zeros. Checked through both of its
+ * implementations: without a Cumprod op (zero counts) and with one (TensorFlow's exclusive cumulative
+ * products); when the registry has no Cumprod, the test registers a minimal one (float64, any axis). */
+static bool cumprod_shape(tfc_shape_ctx *c, tfc_status *st) { return tfc_shape_same_as_input0(c, st); }
+static bool cumprod_kernel(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *x = k->in[0];
+    int64_t axis = tfc_tensor_get_f64(k->in[1], 0), rank = tfc_tensor_rank(x), outer = 1, n, inner = 1;
+    if (axis < 0) axis += rank;
+    for (int i = 0; i < axis; i++) outer *= tfc_tensor_dim(x, i);
+    n = tfc_tensor_dim(x, (int)axis);
+    for (int i = (int)axis + 1; i < rank; i++) inner *= tfc_tensor_dim(x, i);
+    bool excl = tfc_attrs_bool(k->attrs, "exclusive", false), rev = tfc_attrs_bool(k->attrs, "reverse", false);
+    const double *in = tfc_tensor_data(x);
+    double *out = (double *)tfc_tensor_data(k->out[0]);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            double p = 1;
+            for (int64_t q = 0; q < n; q++) {
+                int64_t j = rev ? n - 1 - q : q, at = (o * n + j) * inner + i;
+                if (excl) out[at] = p, p *= in[at];
+                else p *= in[at], out[at] = p;
+            }
+        }
+    (void)st;
+    return true;
+}
+static const tfc_op_def test_cumprod = {
+    .name = "Cumprod", .inputs = "x: T, axis: Tidx", .outputs = "out: T",
+    .attrs = "exclusive: bool = false, reverse: bool = false, T: {double}, Tidx: {int32, int64} = int32",
+    .shape = cumprod_shape,
+};
+
+static void check_prod_grad(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    const double v[12] = {0, 2, 3, 4, 0, 0, 5, 6, 1.5, 2, -1, 0.5}; /* rows: one zero, two zeros, none */
+    int64_t dims[2] = {3, 4}, ax1 = 1, ax0 = 0;
+    tfc_tensor *x = tfc_tensor_from_data(TFC_DOUBLE, dims, 2, v, sizeof v, &st);
+    REQUIRE(x);
+    tfc_tape *tape = tfc_tape_new(ctx, true, true, &st);
+    tfc_tape_watch(tape, x);
+    tfc_tensor *rows = tfc_reduce_prod(ctx, x, &ax1, 1, false, &st), *cols = tfc_reduce_prod(ctx, x, &ax0, 1, true, &st);
+    REQUIRE(rows && cols);
+    tfc_tensor *gr = NULL, *gc = NULL;
+    REQUIRE(tfc_tape_gradient(tape, rows, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, &gr, &st));
+    REQUIRE(tfc_tape_gradient(tape, cols, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, &gc, &st));
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            double wr = 1, wc = 1;
+            for (int q = 0; q < 4; q++) wr *= q == j ? 1 : v[i * 4 + q];
+            for (int q = 0; q < 3; q++) wc *= q == i ? 1 : v[q * 4 + j];
+            CHECK_NEAR(tfc_tensor_get_f64(gr, i * 4 + j), wr, 1e-12);
+            CHECK_NEAR(tfc_tensor_get_f64(gc, i * 4 + j), wc, 1e-12);
+        }
+    tfc_tape_free(tape);
+    tfc_tensor_unref(x);
+    tfc_scope_end(ctx);
+}
+
+static void test_prod_gradient(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    check_prod_grad();
+    if (!tfc_op_lookup("Cumprod")) {
+        REQUIRE(tfc_op_register(&test_cumprod, &st));
+        REQUIRE(tfc_kernel_register("Cumprod", "CPU", cumprod_kernel, &st));
+    }
+    check_prod_grad();
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
@@ -207,6 +276,7 @@ int main(void) {
     test_accuracy();
     test_wrappers_and_errors();
     test_gradients();
+    test_prod_gradient();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }
