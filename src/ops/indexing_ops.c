@@ -303,6 +303,16 @@ static bool scatter_nd_shape(tfc_shape_ctx *c, tfc_status *st) {
     if (!ok)
         return TFC_OP_ERR(c, st, "Dimensions [%lld,%d) of input[shape=%s] must match dimensions [%d,%d) of updates[shape=%s]",
                           (long long)depth, o.rank, SHP(&o), outer, up->rank, SHP(up));
+    /* TensorFlow's kernel reads 1-D indices as a batch of depth-1 indices, against its shape function's single
+     * index of depth indices.shape[0]: no 1-D indices satisfy both, so TensorFlow rejects them all. */
+    if (ix->rank == 1 && n_ix > 0) {
+        if (up->dims[0] != ix->dims[0])
+            return TFC_OP_ERR(c, st, "Dimensions [0,1) of indices[shape=%s] = %lld must match dimensions [0,1) of updates[shape=%s] = %lld",
+                              SHP(ix), (long long)ix->dims[0], SHP(up), (long long)up->dims[0]);
+        return TFC_OP_ERR(c, st, "Must have updates.shape = indices.shape[:batch_dim] + params_shape[slice_dim:], got "
+                          "updates.shape: %s, indices.shape: %s, params_shape: %s, slice_dim: 1, and batch_dim: 1",
+                          SHP(up), SHP(ix), SHP(&o));
+    }
     return true;
 }
 

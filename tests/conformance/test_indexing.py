@@ -121,6 +121,8 @@ def test_gather_v2_errors(rng):
                       fragment="indices[3] = 7 is not in [0, 5)")
     assert_same_error("GatherV2", dict(params=p, indices=np.array([[1, 2], [0, -1]], np.int64), axis=np.int32(1)),
                       fragment="indices[1,1] = -1 is not in [0, 3)")
+    assert_same_error("GatherV2", dict(params=p, indices=np.int64(9), axis=np.int32(1)),
+                      fragment="indices = 9 is not in [0, 3)")
     assert_same_error("GatherV2", dict(params=p, indices=np.array([0], np.int32), axis=np.int32(2)))
     assert_same_error("GatherV2", dict(params=p, indices=np.array([0], np.int32), axis=np.array([0], np.int32)),
                       fragment="axis must be scalar")
@@ -203,6 +205,8 @@ def test_gather_scatter_nd_errors(rng):
                       fragment="indices[1] = [5, 0] does not index into param shape [5,3]")
     assert_same_error("GatherNd", dict(params=p, indices=np.array([[[1, 2], [4, 3]]], np.int64)),
                       fragment="indices[0,1] = [4, 3] does not index into param shape [5,3]")
+    assert_same_error("GatherNd", dict(params=p, indices=np.array([7, 1], np.int32)),
+                      fragment="indices = [7, 1] does not index into param shape [5,3]")
     assert_same_error("GatherNd", dict(params=p, indices=np.array([[1, 2, 0]], np.int32)),
                       fragment="saw: 3 vs. 2")
     assert_same_error("GatherNd", dict(params=np.zeros((0, 3), np.float32), indices=np.array([[0]], np.int32)),
@@ -219,6 +223,11 @@ def test_gather_scatter_nd_errors(rng):
                       fragment="Dimensions [1,2) of input[shape=[3,3]] must match dimensions [1,2) of updates[shape=[2,2]]")
     assert_same_error("ScatterNd", dict(indices=np.array([[1]], np.int32), updates=np.ones(1, np.float32),
                                         shape=np.array([-3], np.int32)), fragment="Dimension -3 must be >= 0")
+    assert_same_error("ScatterNd", dict(indices=np.array([4], np.int32), updates=np.ones(3, np.float32),
+                                        shape=np.array([5, 3], np.int32)),
+                      fragment="Dimensions [0,1) of indices[shape=[1]] = 1 must match dimensions [0,1) of updates[shape=[3]] = 3")
+    assert_same_error("ScatterNd", dict(indices=np.array([4], np.int32), updates=np.ones(1, np.float32),
+                                        shape=np.array([5, 1], np.int32)))
     assert_same_error("ScatterNd", dict(indices=np.array([[1]], np.int64), updates=np.ones((1, 1), np.float32),
                                         shape=np.array([2**40, 2**40], np.int64)),
                       fragment="would have more than 2**63 - 1 elements")
@@ -263,6 +272,9 @@ def test_unsorted_segment_sum_errors(rng):
     assert_same_error("UnsortedSegmentSum", dict(data=d, segment_ids=np.array([1, 3, 1], np.int32),
                                                  num_segments=np.int32(3)),
                       fragment="segment_ids[1] = 3 is out of range [0, 3)")
+    assert_same_error("UnsortedSegmentSum", dict(data=d.reshape(1, 3, 2), segment_ids=np.array([[0, 1, 5]], np.int64),
+                                                 num_segments=np.int32(3)),
+                      fragment="segment_ids[0,2] = 5 is out of range [0, 3)")
     assert_same_error("UnsortedSegmentSum", dict(data=d, segment_ids=np.array([1, 2], np.int32),
                                                  num_segments=np.int32(3)),
                       fragment="data.shape = [3,2] does not start with segment_ids.shape = [2]")
@@ -532,3 +544,64 @@ def test_top_k_errors(rng):
     assert_same_error("TopKV2", dict(input=x, k=np.int32(-1)), fragment="Need k >= 0, got -1")
     assert_same_error("TopKV2", dict(input=np.float32(1), k=np.int32(1)), fragment="input must be >= 1-D, got shape []")
     assert_same_error("TopKV2", dict(input=x, k=np.array([1], np.int32)), fragment="k must be scalar, got shape [1]")
+
+
+# ---- C wrappers (include/tfc/ops/indexing.h) ------------------------------------------------------------------
+
+def _call(fn, restype, *args):
+    """Calls a tfc_* wrapper through ctypes (args already ctypes values), raising its status as tfc.OpError."""
+    import ctypes
+    from tfc._lib import Status, ctx, lib, raise_status
+    st = Status()
+    f = getattr(lib, fn)
+    f.restype = restype
+    r = f(ctypes.c_void_p(ctx()), *args, ctypes.byref(st))
+    if not r:
+        raise_status(st)
+    return r
+
+
+def test_c_wrappers(rng):
+    import ctypes
+    T = lambda t: ctypes.c_void_p(t.handle)  # noqa: E731
+    I64 = ctypes.c_int64
+    wrap = lambda fn, *a: tfc.Tensor(_call(fn, ctypes.c_void_p, *a))  # noqa: E731
+    p0 = random_array(rng, (5, 3), "float32")
+    p, ind = tfc.constant(p0), tfc.constant(np.array([[4, 0], [2, 2]], np.int32))
+    assert_close(wrap("tfc_gather", T(p), T(ind), I64(0), I64(0)), tf.gather(p0, [[4, 0], [2, 2]]))
+    ind64 = tfc.constant(np.array([2, 0], np.int64))  # keep every tfc.Tensor alive while its handle is used
+    assert_close(wrap("tfc_gather", T(p), T(ind64), I64(-1), I64(0)), tf.gather(p0, [2, 0], axis=-1))
+    assert_close(wrap("tfc_gather_nd", T(p), T(ind)), tf.gather_nd(p0, [[4, 0], [2, 2]]))
+    dims = (I64 * 2)(4, 3)
+    upd = random_array(rng, (2, 2, 3), "float32")
+    sidx = np.array([[[1], [3]], [[1], [0]]], np.int32)
+    t_sidx, t_upd = tfc.constant(sidx), tfc.constant(upd)
+    assert_close(wrap("tfc_scatter_nd", T(t_sidx), T(t_upd), dims, ctypes.c_int(2)), tf.scatter_nd(sidx, upd, [4, 3]))
+    ids = np.array([1, -1, 1, 0, 2], np.int32)
+    t_ids = tfc.constant(ids)
+    assert_close(wrap("tfc_unsorted_segment_sum", T(p), T(t_ids), I64(3)), tf.math.unsorted_segment_sum(p0, ids, 3))
+    t_oh = tfc.constant(np.array([0, 2, 5], np.int64))
+    oh = wrap("tfc_one_hot", T(t_oh), ctypes.c_int32(3), ctypes.c_double(2.0), ctypes.c_double(-1.0), I64(0),
+              ctypes.c_int(0))
+    assert_close(oh, tf.one_hot([0, 2, 5], 3, on_value=2.0, off_value=-1.0, axis=0))
+    r = wrap("tfc_range", ctypes.c_double(1), ctypes.c_double(11), ctypes.c_double(3), ctypes.c_int(0))
+    assert r.dtype.name == "int32" and r.numpy().tolist() == [1, 4, 7, 10]
+    r = wrap("tfc_range", ctypes.c_double(0), ctypes.c_double(1), ctypes.c_double(0.25), ctypes.c_int(0))
+    assert r.dtype.name == "float32" and r.numpy().tolist() == [0, 0.25, 0.5, 0.75]
+    with pytest.raises(tfc.InvalidArgumentError, match="Requires delta != 0"):
+        wrap("tfc_range", ctypes.c_double(0), ctypes.c_double(1), ctypes.c_double(0), ctypes.c_int(0))
+    t_cond = tfc.constant(p0 > 0)
+    assert_close(wrap("tfc_where", T(t_cond)), tf.where(p0 > 0))
+    axes = (I64 * 2)(0, -1)
+    assert_close(wrap("tfc_reverse", T(p), axes, ctypes.c_int(2)), tf.reverse(p0, [0, -1]))
+    assert_close(wrap("tfc_cumsum", T(p), I64(1), ctypes.c_bool(True), ctypes.c_bool(True)),
+                 tf.math.cumsum(p0, 1, exclusive=True, reverse=True))
+    vals, idx = ctypes.c_void_p(), ctypes.c_void_p()
+    _call("tfc_top_k", ctypes.c_bool, T(p), I64(2), ctypes.c_bool(True), ctypes.byref(vals), ctypes.byref(idx))
+    tv, ti = tf.math.top_k(p0, 2)
+    assert_close(tfc.Tensor(vals.value), tv)
+    assert_close(tfc.Tensor(idx.value), ti)
+    with pytest.raises(tfc.InvalidArgumentError, match="at least k columns"):
+        _call("tfc_top_k", ctypes.c_bool, T(p), I64(4), ctypes.c_bool(True), ctypes.byref(vals), ctypes.byref(idx))
+    with pytest.raises(tfc.InvalidArgumentError, match=r"indices\[0,0\] = 4 is not in \[0, 3\)"):
+        wrap("tfc_gather", T(p), T(ind), I64(1), I64(0))

@@ -65,6 +65,8 @@ const op_case op_cases_indexing[] = {
     {"UnsortedSegmentSum", "rows", 3, {IN_T(2, 4, 3), I32N(1, 4, 4, 0, 2, 0, 1), IN_SCALAR_I32(3)}, .grad = true},
     {"UnsortedSegmentSum", "2-D ids, int64 num_segments", 3,
      {IN_T(3, 2, 2, 3), I64N(2, D(2, 2), 4, 3, 0, 0, 1), SCALAR(TFC_INT64, 4)}, .grad = true},
+    {"UnsortedSegmentSum", "negative ids dropped", 3, {IN_T(2, 4, 3), I32N(1, 4, 4, 1, -1, 1, -3), IN_SCALAR_I32(2)},
+     .grad = true},
     {"UnsortedSegmentSum", "ids cover data", 3, {IN_T(2, 2, 3), I32N(2, D(2, 3), 6, 1, 0, 1, 1, 4, 0), IN_SCALAR_I32(5)},
      .grad = true},
     {"UnsortedSegmentSum", "no segments", 3, {IN_T(2, 0, 3), EMPTY_IDX(TFC_INT32, 1, 0), IN_SCALAR_I32(0)}, .grad = false},

@@ -106,14 +106,27 @@ typedef struct gather_job {
     size_t slice; /* bytes */
 } gather_job;
 
+#define GATHER_LOOP(COPY)                                                                     \
+    do {                                                                                      \
+        for (int64_t r = begin; r < end; r++) {                                               \
+            int64_t i = idx_at(j->idx, j->idt, b * j->N + n);                                 \
+            COPY(r, (b * j->O + o) * j->G + i);                                               \
+            if (++n == j->N) {                                                                \
+                n = 0;                                                                        \
+                if (++o == j->O) o = 0, b++;                                                  \
+            }                                                                                 \
+        }                                                                                     \
+    } while (0)
+#define COPY_U32(r, s) ((uint32_t *)j->dst)[r] = ((const uint32_t *)j->src)[s]
+#define COPY_U64(r, s) ((uint64_t *)j->dst)[r] = ((const uint64_t *)j->src)[s]
+#define COPY_ANY(r, s) copy_bytes(j->dst + (size_t)(r) * j->slice, j->src + (size_t)(s) * j->slice, j->slice)
+
 static void gather_rows(void *arg, int64_t begin, int64_t end) {
     const gather_job *j = arg;
-    int64_t on = j->O * j->N;
-    for (int64_t r = begin; r < end; r++) {
-        int64_t b = r / on, rem = r - b * on, o = rem / j->N, n = rem - o * j->N;
-        int64_t i = idx_at(j->idx, j->idt, b * j->N + n);
-        copy_bytes(j->dst + (size_t)r * j->slice, j->src + (size_t)((b * j->O + o) * j->G + i) * j->slice, j->slice);
-    }
+    int64_t on = j->O * j->N, b = begin / on, rem = begin - b * on, o = rem / j->N, n = rem - o * j->N;
+    if (j->slice == 4) GATHER_LOOP(COPY_U32);
+    else if (j->slice == 8) GATHER_LOOP(COPY_U64);
+    else GATHER_LOOP(COPY_ANY);
 }
 
 static bool gather_v2(tfc_kernel_ctx *k, tfc_status *st) {
@@ -130,9 +143,13 @@ static bool gather_v2(tfc_kernel_ctx *k, tfc_status *st) {
     for (int64_t i = 0; i < indices->num_elements; i++) {
         int64_t v = idx_at(indices->data, indices->dtype, i);
         if (v < 0 || v >= G) {
-            char pos[128];
-            tfc_index_pos_str(I->dims, I->rank, i, pos, sizeof pos);
-            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GatherV2: indices[%s] = %lld is not in [0, %lld)", pos,
+            char pos[128] = "";
+            if (I->rank > 0) {
+                pos[0] = '[';
+                tfc_index_pos_str(I->dims, I->rank, i, pos + 1, sizeof pos - 2);
+                strcat(pos, "]");
+            }
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GatherV2: indices%s = %lld is not in [0, %lld)", pos,
                                   (long long)v, (long long)G);
         }
     }
@@ -181,8 +198,12 @@ static bool nd_offsets(const char *op, const tfc_tensor *indices, const int64_t 
             off[n] = -1;
             continue;
         }
-        char pos[128], tuple[200], shp[TFC_SHAPE_STR];
-        tfc_index_pos_str(indices->shape.dims, indices->shape.rank - 1, n, pos, sizeof pos);
+        char pos[128] = "", tuple[200], shp[TFC_SHAPE_STR];
+        if (indices->shape.rank > 1) { /* TensorFlow: "indices[1,0] = [..]", "indices = [..]" for one tuple */
+            pos[0] = '[';
+            tfc_index_pos_str(indices->shape.dims, indices->shape.rank - 1, n, pos + 1, sizeof pos - 2);
+            strcat(pos, "]");
+        }
         size_t l = 0;
         tuple[0] = 0;
         for (int64_t d = 0; d < D && l < sizeof tuple; d++)
@@ -190,7 +211,7 @@ static bool nd_offsets(const char *op, const tfc_tensor *indices, const int64_t 
         tfc_shape s;
         s.rank = rank;
         memcpy(s.dims, dims, (size_t)rank * sizeof(int64_t));
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: indices[%s] = [%s] does not index into %s %s", op, pos, tuple,
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: indices%s = [%s] does not index into %s %s", op, pos, tuple,
                               what, tfc_shape_str(&s, shp, sizeof shp));
     }
     return true;
@@ -323,9 +344,11 @@ static bool unsorted_segment_sum(tfc_kernel_ctx *k, tfc_status *st) {
     for (int64_t n = 0; n < N; n++) {
         int64_t v = idx_at(ids->data, ids->dtype, n);
         if (v >= num) {
+            char pos[128];
+            tfc_index_pos_str(ids->shape.dims, ids->shape.rank, n, pos, sizeof pos);
             tfc_free(off);
-            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "UnsortedSegmentSum: segment_ids[%lld] = %lld is out of range [0, %lld)",
-                                  (long long)n, (long long)v, (long long)num);
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "UnsortedSegmentSum: segment_ids[%s] = %lld is out of range [0, %lld)",
+                                  pos, (long long)v, (long long)num);
         }
         off[n] = v; /* negative ids are dropped, as TensorFlow does */
     }
@@ -345,6 +368,28 @@ static void fill_bytes(char *dst, const char *v, size_t esz, int64_t n) {
     case 4: { uint32_t x; memcpy(&x, v, 4); for (int64_t i = 0; i < n; i++) ((uint32_t *)dst)[i] = x; } break;
     case 8: { uint64_t x; memcpy(&x, v, 8); for (int64_t i = 0; i < n; i++) ((uint64_t *)dst)[i] = x; } break;
     default: for (int64_t i = 0; i < n; i++) memcpy(dst + (size_t)i * esz, v, esz);
+    }
+}
+
+typedef struct one_hot_job {
+    const void *idx;
+    tfc_dtype idt;
+    char *out;
+    const char *on, *off;
+    size_t esz;
+    int64_t depth, Sx;
+} one_hot_job;
+
+/* Prefix rows p: the [depth, Sx] block gets off_value, then on_value where the index points. */
+static void one_hot_rows(void *arg, int64_t begin, int64_t end) {
+    const one_hot_job *j = arg;
+    for (int64_t p = begin; p < end; p++) {
+        char *blk = j->out + (size_t)(p * j->depth * j->Sx) * j->esz;
+        fill_bytes(blk, j->off, j->esz, j->depth * j->Sx);
+        for (int64_t s = 0; s < j->Sx; s++) {
+            int64_t v = idx_at(j->idx, j->idt, p * j->Sx + s);
+            if (v >= 0 && v < j->depth) memcpy(blk + (size_t)(v * j->Sx + s) * j->esz, j->on, j->esz);
+        }
     }
 }
 
@@ -371,14 +416,9 @@ static bool one_hot(tfc_kernel_ctx *k, tfc_status *st) {
                 }
         return true;
     }
-    size_t esz = tfc_dtype_size(out->dtype);
-    char *o = out->data;
-    fill_bytes(o, off->data, esz, out->num_elements);
-    for (int64_t p = 0; p < P; p++)
-        for (int64_t s = 0; s < Sx; s++) {
-            int64_t v = idx_at(indices->data, indices->dtype, p * Sx + s);
-            if (v >= 0 && v < depth) memcpy(o + (size_t)((p * depth + v) * Sx + s) * esz, on->data, esz);
-        }
+    one_hot_job j = {.idx = indices->data, .idt = indices->dtype, .out = out->data, .on = on->data, .off = off->data,
+                     .esz = tfc_dtype_size(out->dtype), .depth = depth, .Sx = Sx};
+    tfc_parallel_for(k->pool, P, depth * Sx, one_hot_rows, &j);
     return true;
 }
 
@@ -402,6 +442,22 @@ typedef struct cumsum_job {
         T *y = j->y;                                                                         \
         T zero;                                                                              \
         memset(&zero, 0, sizeof zero);                                                       \
+        if (j->inner == 1) { /* one scan per row */                                          \
+            int64_t n = j->n, step = j->reverse ? -1 : 1;                                    \
+            for (int64_t u = begin; u < end; u++) {                                          \
+                const T *xx = x + u * n + (j->reverse ? n - 1 : 0);                          \
+                T *yy = y + u * n + (j->reverse ? n - 1 : 0);                                \
+                T acc = zero;                                                                \
+                if (j->exclusive)                                                            \
+                    for (int64_t t = 0; t < n; t++) {                                        \
+                        yy[t * step] = acc;                                                  \
+                        acc = ADD(acc, xx[t * step]);                                        \
+                    }                                                                        \
+                else                                                                         \
+                    for (int64_t t = 0; t < n; t++) yy[t * step] = acc = ADD(acc, xx[t * step]); \
+            }                                                                                \
+            break;                                                                           \
+        }                                                                                    \
         for (int64_t u = begin; u < end; u++) {                                              \
             int64_t o = u / j->blocks, c0 = (u % j->blocks) * CUMSUM_BLOCK;                  \
             int64_t c1 = c0 + CUMSUM_BLOCK < j->inner ? c0 + CUMSUM_BLOCK : j->inner;        \

@@ -136,6 +136,79 @@ static int depth_limit(int64_t n) {
 DEFINE_KEY_SORT(k64, uint64_t)
 DEFINE_KEY_SORT(k128, u128)
 
+/* One row: writes the positions of the k largest of x[0, n) to chosen (output order). buf holds
+ * max(n, 2k + 64) composite keys. Small k: a candidate buffer with a rejection threshold (the worst kept
+ * composite after the last compaction), so most elements cost one key and one compare; large k: keys of
+ * the whole row, then selection. */
+#define DEFINE_TOPK_ROW(NAME, T, KT, KP, SH, KEY)                                                   \
+    static void NAME(const T *x, int64_t n, int64_t k, bool sorted, KT *buf, int64_t *chosen) {      \
+        const KT mask = (((KT)1) << SH) - 1;                                                         \
+        int64_t m = 0;                                                                               \
+        if (k == 1) {                                                                                \
+            KT best = ((KT)(~KEY(x[0])) << SH);                                                      \
+            for (int64_t i = 1; i < n; i++) {                                                        \
+                KT c = ((KT)(~KEY(x[i])) << SH) | (KT)i;                                             \
+                if (c < best) best = c;                                                              \
+            }                                                                                        \
+            chosen[0] = (int64_t)(best & mask);                                                      \
+            return;                                                                                  \
+        }                                                                                            \
+        if (k * 4 >= n) {                                                                            \
+            for (int64_t i = 0; i < n; i++) buf[i] = ((KT)(~KEY(x[i])) << SH) | (KT)i;               \
+            m = n;                                                                                   \
+        } else {                                                                                     \
+            int64_t cap = 2 * k + 64;                                                                \
+            KT thr = ~(KT)0;                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                        \
+                KT c = ((KT)(~KEY(x[i])) << SH) | (KT)i;                                             \
+                if (c < thr) {                                                                       \
+                    buf[m++] = c;                                                                    \
+                    if (m == cap) {                                                                  \
+                        KP##_select(buf, m, k);                                                      \
+                        m = k;                                                                       \
+                        thr = buf[0];                                                                \
+                        for (int64_t j = 1; j < k; j++)                                              \
+                            if (buf[j] > thr) thr = buf[j];                                          \
+                    }                                                                                \
+                }                                                                                    \
+            }                                                                                        \
+        }                                                                                            \
+        if (m > k) KP##_select(buf, m, k);                                                           \
+        if (!sorted)                                                                                 \
+            for (int64_t j = 0; j < k; j++) buf[j] &= mask; /* index order */                        \
+        KP##_sort(buf, k);                                                                           \
+        for (int64_t j = 0; j < k; j++) chosen[j] = (int64_t)(buf[j] & mask);                        \
+    }
+
+#define KEY_F32(v) key_f32(v)
+#define KEY_HALF(v) key_f32(tfc_half_to_float(v))
+#define KEY_BF16(v) key_f32(tfc_bfloat16_to_float(v))
+#define KEY_I8(v) ((uint32_t)(int32_t)(v) ^ 0x80000000u)
+#define KEY_U8(v) ((uint32_t)(v))
+#define KEY_I64(v) ((uint64_t)(v) ^ ((uint64_t)1 << 63))
+
+DEFINE_TOPK_ROW(row_f32, float, uint64_t, k64, 32, KEY_F32)
+DEFINE_TOPK_ROW(row_half, tfc_half, uint64_t, k64, 32, KEY_HALF)
+DEFINE_TOPK_ROW(row_bf16, tfc_bfloat16, uint64_t, k64, 32, KEY_BF16)
+DEFINE_TOPK_ROW(row_i8, int8_t, uint64_t, k64, 32, KEY_I8)
+DEFINE_TOPK_ROW(row_u8, uint8_t, uint64_t, k64, 32, KEY_U8)
+DEFINE_TOPK_ROW(row_i16, int16_t, uint64_t, k64, 32, KEY_I8)
+DEFINE_TOPK_ROW(row_i32, int32_t, uint64_t, k64, 32, KEY_I8)
+DEFINE_TOPK_ROW(row_f64, double, u128, k128, 64, key_f64)
+DEFINE_TOPK_ROW(row_i64, int64_t, u128, k128, 64, KEY_I64)
+
+/* Rows longer than 2^32 with a 32-bit key: 128-bit composites, keys through the generic switch. */
+static void row_generic_wide(tfc_dtype dt, const void *x, int64_t n, int64_t k, bool sorted, u128 *buf,
+                             int64_t *chosen) {
+    const u128 mask = ((u128)1 << 64) - 1;
+    for (int64_t i = 0; i < n; i++) buf[i] = ((u128)~value_key(dt, x, i) << 64) | (u128)(uint64_t)i;
+    if (k < n) k128_select(buf, n, k);
+    if (!sorted)
+        for (int64_t j = 0; j < k; j++) buf[j] &= mask;
+    k128_sort(buf, k);
+    for (int64_t j = 0; j < k; j++) chosen[j] = (int64_t)(uint64_t)(buf[j] & mask);
+}
+
 typedef struct topk_job {
     tfc_dtype dt, it;
     const char *x;
@@ -157,50 +230,33 @@ static inline void put_index(tfc_dtype it, void *p, int64_t i, int64_t v) {
 
 static void topk_rows(void *arg, int64_t begin, int64_t end) {
     topk_job *j = arg;
-    int64_t n = j->n, k = j->k;
-    void *scratch = NULL;
-    if (k > 1) {
-        scratch = tfc_malloc((size_t)n * (j->wide ? sizeof(u128) : sizeof(uint64_t)) + (size_t)k * sizeof(int64_t));
-        if (!scratch) {
-            __atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
-            return;
-        }
+    int64_t n = j->n, k = j->k, nbuf = n > 2 * k + 64 ? n : 2 * k + 64;
+    size_t ksz = j->wide ? sizeof(u128) : sizeof(uint64_t);
+    char *scratch = tfc_malloc((size_t)nbuf * ksz + (size_t)k * sizeof(int64_t));
+    if (!scratch) {
+        __atomic_store_n(&j->failed, true, __ATOMIC_RELAXED);
+        return;
     }
+    void *buf = scratch;
+    int64_t *chosen = (int64_t *)(scratch + (size_t)nbuf * ksz);
     for (int64_t r = begin; r < end; r++) {
         const char *row = j->x + (size_t)(r * n) * j->esz;
-        char *vout = j->values + (size_t)(r * k) * j->esz;
-        if (k == 1) {
-            uint64_t best = value_key(j->dt, row, 0);
-            int64_t bi = 0;
-            for (int64_t i = 1; i < n; i++) {
-                uint64_t key = value_key(j->dt, row, i);
-                if (key > best) best = key, bi = i;
-            }
-            memcpy(vout, row + (size_t)bi * j->esz, j->esz);
-            put_index(j->it, j->indices, r, bi);
-            continue;
-        }
-        /* Output order of the k chosen elements, as indices into the row. */
-        int64_t *chosen;
-        if (!j->wide) {
-            uint64_t *a = scratch;
-            chosen = (int64_t *)(a + n);
-            for (int64_t i = 0; i < n; i++) a[i] = ((uint64_t)~(uint32_t)value_key(j->dt, row, i) << 32) | (uint64_t)i;
-            if (k < n) k64_select(a, n, k);
-            if (!j->sorted)
-                for (int64_t i = 0; i < k; i++) a[i] &= 0xFFFFFFFFu; /* keep the index only: index order */
-            k64_sort(a, k);
-            for (int64_t i = 0; i < k; i++) chosen[i] = (int64_t)(a[i] & 0xFFFFFFFFu);
+        if (j->wide && j->esz < 8) {
+            row_generic_wide(j->dt, row, n, k, j->sorted, buf, chosen);
         } else {
-            u128 *a = scratch;
-            chosen = (int64_t *)(a + n);
-            for (int64_t i = 0; i < n; i++) a[i] = ((u128)~value_key(j->dt, row, i) << 64) | (u128)(uint64_t)i;
-            if (k < n) k128_select(a, n, k);
-            if (!j->sorted)
-                for (int64_t i = 0; i < k; i++) a[i] = (u128)(uint64_t)a[i];
-            k128_sort(a, k);
-            for (int64_t i = 0; i < k; i++) chosen[i] = (int64_t)(uint64_t)a[i];
+            switch (j->dt) {
+            case TFC_FLOAT: row_f32((const float *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_HALF: row_half((const tfc_half *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_BFLOAT16: row_bf16((const tfc_bfloat16 *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_INT8: row_i8((const int8_t *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_UINT8: row_u8((const uint8_t *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_INT16: row_i16((const int16_t *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_INT32: row_i32((const int32_t *)row, n, k, j->sorted, buf, chosen); break;
+            case TFC_DOUBLE: row_f64((const double *)row, n, k, j->sorted, buf, chosen); break;
+            default: row_i64((const int64_t *)row, n, k, j->sorted, buf, chosen); break;
+            }
         }
+        char *vout = j->values + (size_t)(r * k) * j->esz;
         for (int64_t i = 0; i < k; i++) {
             memcpy(vout + (size_t)i * j->esz, row + (size_t)chosen[i] * j->esz, j->esz);
             put_index(j->it, j->indices, r * k + i, chosen[i]);
