@@ -2,6 +2,7 @@
  * ({"class_name": "GlorotUniform", "config": {"seed": null}}), shapes, typed readers and the common keys. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "keras/keras_internal.h"
@@ -154,6 +155,46 @@ bool tfc_json_add_regularizer(cJSON *cfg, const char *key, const tfc_regularizer
     cJSON_Delete(c);
     cJSON_Delete(o);
     return false;
+}
+
+/* Numbers as Python's json writes them: integers without a fraction, other values in the shortest form that
+ * reads back exactly (cJSON's own printer keeps only 15 digits when they compare equal within an epsilon). */
+static bool exact_numbers(cJSON *parent) {
+    for (cJSON *it = parent->child, *next; it; it = next) {
+        next = it->next;
+        if (cJSON_IsNumber(it)) {
+            double v = it->valuedouble;
+            char buf[40];
+            if (isnan(v)) snprintf(buf, sizeof buf, "NaN");
+            else if (isinf(v)) snprintf(buf, sizeof buf, v > 0 ? "Infinity" : "-Infinity");
+            else if (v == floor(v) && fabs(v) < 1e15) snprintf(buf, sizeof buf, "%.0f", v);
+            else
+                for (int p = 15; p <= 17; p++) {
+                    snprintf(buf, sizeof buf, "%.*g", p, v);
+                    if (strtod(buf, NULL) == v) break;
+                }
+            cJSON *raw = cJSON_CreateRaw(buf);
+            if (!raw) return false;
+            /* the key moves to the replacement */
+            raw->string = it->string;
+            raw->type |= it->type & cJSON_StringIsConst;
+            it->string = NULL;
+            cJSON_ReplaceItemViaPointer(parent, it, raw); /* cannot fail: it is a child of parent */
+        } else if ((cJSON_IsObject(it) || cJSON_IsArray(it)) && !exact_numbers(it)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+char *tfc_json_print(const cJSON *item) {
+    cJSON *dup = cJSON_Duplicate(item, true);
+    if (!dup) return NULL;
+    char *s = NULL, *r = NULL;
+    if (exact_numbers(dup) && (s = cJSON_PrintUnformatted(dup))) r = tfc_strdup(s);
+    cJSON_free(s);
+    cJSON_Delete(dup);
+    return r;
 }
 
 /* ---- readers ------------------------------------------------------------------------------------------- */

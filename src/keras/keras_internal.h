@@ -80,6 +80,7 @@ struct tfc_layer {
     /* Models list weights layer by layer (Keras's Model.weights: each layer's trainable then non-trainable,
      * then the model's own); plain layers list all trainable weights first. Set by model constructors. */
     bool is_model;
+    bool no_autocast;        /* Keras's autocast=False: floating inputs keep their dtype (Embedding) */
 };
 
 typedef enum { TFC_MODEL_SEQUENTIAL, TFC_MODEL_FUNCTIONAL, TFC_MODEL_SUBCLASSED } tfc_model_kind;
@@ -167,6 +168,9 @@ bool tfc_json_get_initializer(const cJSON *cfg, const char *key, tfc_initializer
 bool tfc_json_get_regularizer(const cJSON *cfg, const char *key, tfc_regularizer *out, bool *has, tfc_status *st);
 cJSON *tfc_json_int_array(const int64_t *v, int n);
 cJSON *tfc_json_shape(const tfc_shape *s); /* [null, 28, 28, 1] with -1 as null */
+/* Prints JSON as Python's json module would read it back exactly (floats in shortest round-trip form);
+ * tfc_malloc'd string (tfc_free), NULL when out of memory. */
+char *tfc_json_print(const cJSON *item);
 /* Keras stores float hyper-parameters of regularizers/LeakyReLU/ReLU as float32 (backend.cast_to_floatx). */
 bool tfc_json_add_f32(cJSON *cfg, const char *key, double v);
 /* Readers: absent or null keys leave *out unchanged and set *present (may be NULL) to false; a value of the

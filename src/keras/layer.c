@@ -561,13 +561,12 @@ bool tfc_layer_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in, 
     return tfc_layer_ensure_built(l, ctx, in, n_in, st) && tfc_layer_check_inputs(l, in, n_in, st);
 }
 
-static bool spec_error(const tfc_layer *l, int i, const tfc_shape *s, tfc_status *st, const char *what) {
+static bool spec_error(const tfc_layer *l, int i, tfc_status *st, const char *what) {
     char built[TFC_SHAPE_STR] = "";
     if (i < l->n_build_shapes) tfc_keras_shape_str(&l->build_shapes[i], built, sizeof built);
     return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                          "Input %d of layer \"%s\" is incompatible with the layer: %s. Full shape received: %s "
-                          "(layer built for input shape %s)",
-                          i, l->name, what, TFC_KSHP(s), built);
+                          "Input %d of layer \"%s\" is incompatible with the layer: %s (layer built for input shape %s)",
+                          i, l->name, what, built);
 }
 
 bool tfc_layer_check_inputs(const tfc_layer *l, const tfc_shape *in, int n_in, tfc_status *st) {
@@ -578,23 +577,26 @@ bool tfc_layer_check_inputs(const tfc_layer *l, const tfc_shape *in, int n_in, t
     for (int i = 0; i < n_in; i++) {
         const tfc_input_spec *sp = &l->input_spec[i];
         const tfc_shape *s = &in[i];
-        char what[160];
+        char what[200];
         if (s->rank < 0) continue;
         if (sp->ndim >= 0 && s->rank != sp->ndim) {
-            snprintf(what, sizeof what, "expected ndim=%d, found ndim=%d", sp->ndim, s->rank);
-            return spec_error(l, i, s, st, what);
+            snprintf(what, sizeof what, "expected ndim=%d, found ndim=%d. Full shape received: %s", sp->ndim, s->rank,
+                     TFC_KSHP(s));
+            return spec_error(l, i, st, what);
         }
         if (sp->min_ndim > 0 && s->rank < sp->min_ndim) {
-            snprintf(what, sizeof what, "expected min_ndim=%d, found ndim=%d", sp->min_ndim, s->rank);
-            return spec_error(l, i, s, st, what);
+            snprintf(what, sizeof what, "expected min_ndim=%d, found ndim=%d. Full shape received: %s", sp->min_ndim,
+                     s->rank, TFC_KSHP(s));
+            return spec_error(l, i, st, what);
         }
         for (int a = 0; a < sp->n_axes; a++) {
             int ax = sp->axes[a] < 0 ? sp->axes[a] + s->rank : sp->axes[a];
             if (ax < 0 || ax >= s->rank) continue;
             if (s->dims[ax] >= 0 && sp->values[a] >= 0 && s->dims[ax] != sp->values[a]) {
-                snprintf(what, sizeof what, "expected axis %d of input shape to have value %lld, but received input with shape %s",
+                snprintf(what, sizeof what,
+                         "expected axis %d of input shape to have value %lld, but received input with shape %s",
                          sp->axes[a], (long long)sp->values[a], TFC_KSHP(s));
-                return spec_error(l, i, s, st, what);
+                return spec_error(l, i, st, what);
             }
         }
     }
@@ -661,7 +663,7 @@ bool tfc_layer_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     for (int i = 0; i < n_in && ok; i++) {
         cin[i] = in[i];
         tfc_dtype dt = tfc_tensor_dtype(in[i]);
-        if (tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(l->dtype) && dt != l->dtype) {
+        if (!l->no_autocast && tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(l->dtype) && dt != l->dtype) {
             tfc_attr a = TFC_ATTR_T("DstT", l->dtype);
             ok = (cin[i] = tfc_emit(ctx, "Cast", &in[i], 1, &a, 1, st)) != NULL;
         }
@@ -799,10 +801,8 @@ cJSON *tfc_layer_config_json(const tfc_layer *l, tfc_status *st) {
 char *tfc_layer_get_config(const tfc_layer *l, tfc_status *st) {
     cJSON *cfg = tfc_layer_config_json(l, st);
     if (!cfg) return NULL;
-    char *s = cJSON_PrintUnformatted(cfg);
+    char *r = tfc_json_print(cfg);
     cJSON_Delete(cfg);
-    char *r = s ? tfc_strdup(s) : NULL;
-    cJSON_free(s);
     if (!r) tfc_status_oom(st, "get_config", 0);
     return r;
 }

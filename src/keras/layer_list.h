@@ -6,6 +6,17 @@
 
 #define TFC_KERAS_LAYERS                                  \
     TFC_KERAS_LAYER(InputLayer, input_layer)              \
-    TFC_KERAS_LAYER(Dense, dense)
+    TFC_KERAS_LAYER(Dense, dense)                         \
+    TFC_KERAS_LAYER(Flatten, flatten)                     \
+    TFC_KERAS_LAYER(Reshape, reshape)                     \
+    TFC_KERAS_LAYER(Dropout, dropout)                     \
+    TFC_KERAS_LAYER(Activation, activation)               \
+    TFC_KERAS_LAYER(ReLU, relu)                           \
+    TFC_KERAS_LAYER(LeakyReLU, leaky_relu)                \
+    TFC_KERAS_LAYER(Softmax, softmax)                     \
+    TFC_KERAS_LAYER(Embedding, embedding)                 \
+    TFC_KERAS_LAYER(Add, add)                             \
+    TFC_KERAS_LAYER(Multiply, multiply)                   \
+    TFC_KERAS_LAYER(Concatenate, concatenate)
 
 #endif

@@ -103,7 +103,7 @@ TFC_API tfc_layer *tfc_layers_flatten_new(const tfc_flatten_opts *o);
 #define tfc_layers_flatten(...) tfc_layers_flatten_new(&(tfc_flatten_opts){__VA_ARGS__})
 
 /* Reshape: [batch, ...] -> [batch, *target_shape] (one -1 allowed). */
-typedef struct { TFC_LAYER_COMMON_OPTS; int64_t target_shape[TFC_MAX_RANK]; int target_rank; } tfc_reshape_layer_opts;
+typedef struct { TFC_LAYER_COMMON_OPTS; int64_t target_shape[TFC_MAX_RANK]; int target_rank; /* 0: leading non-zero entries; -1: () */ } tfc_reshape_layer_opts;
 TFC_API tfc_layer *tfc_layers_reshape_new(const tfc_reshape_layer_opts *o);
 #define tfc_layers_reshape(...) tfc_layers_reshape_new(&(tfc_reshape_layer_opts){__VA_ARGS__})
 
@@ -175,8 +175,9 @@ typedef struct {
     int64_t input_dim, output_dim;
     const tfc_initializer *embeddings_initializer;
     const tfc_regularizer *embeddings_regularizer;
-    bool mask_zero;
-    int64_t input_length;
+    bool mask_zero;          /* kept in the config; masks are not propagated */
+    int64_t input_length;    /* 0 = None */
+    const tfc_regularizer *activity_regularizer;
 } tfc_embedding_opts;
 TFC_API tfc_layer *tfc_layers_embedding_new(const tfc_embedding_opts *o);
 #define tfc_layers_embedding(...) tfc_layers_embedding_new(&(tfc_embedding_opts){__VA_ARGS__})
