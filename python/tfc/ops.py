@@ -8,7 +8,7 @@ import numpy as np
 from . import dtypes as _dt
 from . import _lib
 from ._lib import Attr, Status, check, lib
-from .tensor import Tensor, _default_dtype, constant
+from .tensor import Tensor, constant
 
 _KINDS = {"int": _lib.ATTR_INT, "float": _lib.ATTR_FLOAT, "bool": _lib.ATTR_BOOL, "type": _lib.ATTR_TYPE,
           "string": _lib.ATTR_STRING, "shape": _lib.ATTR_SHAPE, "tensor": _lib.ATTR_TENSOR,
@@ -180,8 +180,10 @@ def _infer_kind(v):
 
 def _make_attrs(info, attrs, keep):
     """Builds the tfc_attr array; `keep` holds the ctypes buffers alive until the call returns."""
-    arr = (Attr * max(len(attrs), 1))()
-    for i, (name, v) in enumerate(attrs.items()):
+    items = [(k, v) for k, v in attrs.items()
+             if v is not None or (info and info.attr_kinds.get(k) == _lib.ATTR_SHAPE)]  # None: the default
+    arr = (Attr * max(len(items), 1))()
+    for i, (name, v) in enumerate(items):
         kind = info.attr_kinds.get(name) if info else None
         if kind is None:
             kind = _infer_kind(v)
@@ -230,7 +232,7 @@ def _make_attrs(info, attrs, keep):
             a.n, a.v.strs = len(ss), buf
         else:
             raise TypeError("%s: cannot pass attr %r of unsupported kind" % (info.name if info else "op", name))
-    return arr
+    return arr, len(items)
 
 
 # ---- inputs -----------------------------------------------------------------------------------------
@@ -266,12 +268,12 @@ def _convert_first(v, allowed, default):
 def _run(info, flat, attrs):
     """Executes op `info` on flattened tensors; returns the list of output Tensors."""
     keep = []
-    c_attrs = _make_attrs(info, attrs, keep)
+    c_attrs, n_attrs = _make_attrs(info, attrs, keep)
     n_in = len(flat)
     ins = (ctypes.c_void_p * max(n_in, 1))(*[t.handle for t in flat])
     outs = (ctypes.c_void_p * _lib.MAX_IO)()
     st = Status()
-    n = lib.tfc_execute_op(_lib.ctx(), info.handle, ins, n_in, c_attrs, len(attrs), outs, _lib.MAX_IO,
+    n = lib.tfc_execute_op(_lib.ctx(), info.handle, ins, n_in, c_attrs, n_attrs, outs, _lib.MAX_IO,
                            ctypes.byref(st))
     check(st)
     return [Tensor(outs[i]) for i in range(n)]
@@ -299,7 +301,8 @@ def _convert_args(info, values, attrs, list_lens=None):
             per_arg.append(list(v))
         else:
             per_arg.append([v])
-    resolved = {k: _dt.as_dtype(v) for k, v in attrs.items() if info.attr_kinds.get(k) == _lib.ATTR_TYPE}
+    resolved = {k: _dt.as_dtype(v) for k, v in attrs.items()
+                if v is not None and info.attr_kinds.get(k) == _lib.ATTR_TYPE}
     for arg, items in zip(info.inputs, per_arg):
         ta = arg.type_attr
         if ta is None or ta in resolved or info.attr_kinds.get(ta) != _lib.ATTR_TYPE:
