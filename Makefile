@@ -37,7 +37,8 @@ deps:
 venv: deps
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
-	  { $(PY) -m pip install -q --upgrade pip && $(PY) -m pip install -q $(PY_PACKAGES); }
+	  { $(PY) -m pip install -q --upgrade pip && \
+	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow; }; }
 
 build: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
