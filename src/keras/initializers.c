@@ -1,54 +1,25 @@
 /* tf.keras.initializers: Keras 2's defaults and fan computation; random values come from TensorFlow's
- * stateful random ops (RandomUniform, RandomStandardNormal, TruncatedNormal) so seeds behave as TensorFlow's
- * (global seed from tfc_ctx_set_seed, op seed from the initializer). Orthogonal uses a Householder QR in
- * float64. */
+ * stateful random ops (RandomUniform, RandomStandardNormal, TruncatedNormal) with TensorFlow's get_seed, as
+ * TensorFlow 2.4's Keras (tf_keras now uses stateless ops, so seeded values differ from it). Orthogonal uses a
+ * Householder QR in float64. */
 #include <math.h>
 #include <string.h>
 
 #include "eager/context_internal.h"
 #include "keras/keras_internal.h"
+#include "tfc/ops/random.h"
 
-#define DEFAULT_GRAPH_SEED 87654321 /* tensorflow/python/framework/random_seed.py */
-
-/* tf.random.get_seed: (global, op) seeds for a stateful random op. */
 void tfc_keras_seeds(tfc_ctx *ctx, bool has_seed, int64_t seed, int64_t *s1, int64_t *s2) {
-    const int64_t m = (int64_t)1 << 31;
-    if (ctx->has_seed) {
-        *s1 = ctx->global_seed;
-        *s2 = has_seed ? seed : ctx->op_seed_counter++;
-    } else if (has_seed) {
-        *s1 = DEFAULT_GRAPH_SEED;
-        *s2 = seed;
-    } else {
-        *s1 = *s2 = 0; /* nondeterministic */
-        return;
-    }
-    *s1 = ((*s1 % m) + m) % m;
-    *s2 = ((*s2 % m) + m) % m;
-    if (*s1 == 0 && *s2 == 0) *s2 = m - 1; /* (0, 0) would mean "nondeterministic" to the kernels */
+    tfc_random_get_seed(ctx, has_seed ? seed : TFC_RANDOM_NO_SEED, s1, s2);
 }
 
-/* A new tensor of `shape` from a random op, scaled: a * r + b. */
-static tfc_tensor *random_scaled(tfc_ctx *ctx, const char *op, const tfc_shape *shape, tfc_dtype dtype, double a,
-                                 double b, const tfc_initializer *in, tfc_status *st) {
-    int64_t s1, s2;
-    tfc_keras_seeds(ctx, in->has_seed, in->seed, &s1, &s2);
-    tfc_tensor *sh = tfc_vec_i64(shape->dims, shape->rank, st);
-    if (!sh) return NULL;
-    tfc_attr attrs[3] = {TFC_ATTR_T("dtype", dtype), TFC_ATTR_I("seed", s1), TFC_ATTR_I("seed2", s2)};
-    tfc_tensor *r = tfc_emit(ctx, op, &sh, 1, attrs, 3, st);
-    tfc_tensor_unref(sh);
-    if (!r) return NULL;
-    tfc_tensor *ta = tfc_scalar(dtype, a, st), *tb = ta ? tfc_scalar(dtype, b, st) : NULL;
-    tfc_tensor *m = tb ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){r, ta}, 2, NULL, 0, st) : NULL;
-    tfc_tensor *y = m ? tfc_emit(ctx, "AddV2", (tfc_tensor *[]){m, tb}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(ta);
-    tfc_tensor_unref(tb);
-    if (ctx->n_scopes == 0) { /* without a scope the caller owns the intermediates */
-        tfc_tensor_unref(r);
-        tfc_tensor_unref(m);
-    }
-    return y;
+/* tf.random.uniform(minval = p, maxval = q) / normal / truncated_normal(mean = p, stddev = q). */
+static tfc_tensor *random_of(tfc_ctx *ctx, const char *op, const tfc_shape *shape, tfc_dtype dtype, double p,
+                             double q, const tfc_initializer *in, tfc_status *st) {
+    int64_t seed = in->has_seed ? in->seed : TFC_RANDOM_NO_SEED;
+    if (!strcmp(op, "RandomUniform")) return tfc_random_uniform(ctx, shape->dims, shape->rank, dtype, p, q, seed, st);
+    if (!strcmp(op, "TruncatedNormal")) return tfc_truncated_normal(ctx, shape->dims, shape->rank, dtype, p, q, seed, st);
+    return tfc_random_normal(ctx, shape->dims, shape->rank, dtype, p, q, seed, st);
 }
 
 /* A new tensor from float64 values (registered with the current scope like an op output). */
@@ -103,12 +74,12 @@ static tfc_tensor *variance_scaling(tfc_ctx *ctx, const tfc_initializer *in, dou
     }
     if (!strcmp(dist, "truncated_normal") || !strcmp(dist, "normal"))
         /* the stddev of a unit normal truncated to [-2, 2] */
-        return random_scaled(ctx, "TruncatedNormal", shape, dtype, sqrt(scale) / .87962566103423978, 0, in, st);
+        return random_of(ctx, "TruncatedNormal", shape, dtype, 0, sqrt(scale) / .87962566103423978, in, st);
     if (!strcmp(dist, "untruncated_normal"))
-        return random_scaled(ctx, "RandomStandardNormal", shape, dtype, sqrt(scale), 0, in, st);
+        return random_of(ctx, "RandomStandardNormal", shape, dtype, 0, sqrt(scale), in, st);
     if (!strcmp(dist, "uniform")) {
         double limit = sqrt(3.0 * scale);
-        return random_scaled(ctx, "RandomUniform", shape, dtype, 2 * limit, -limit, in, st);
+        return random_of(ctx, "RandomUniform", shape, dtype, -limit, limit, in, st);
     }
     tfc_status_set(st, TFC_INVALID_ARGUMENT,
                    "VarianceScaling: invalid `distribution` argument: %s (expected truncated_normal, "
@@ -171,7 +142,7 @@ static tfc_tensor *orthogonal(tfc_ctx *ctx, const tfc_initializer *in, double ga
     int64_t m = rows > cols ? rows : cols, n = rows > cols ? cols : rows;
     tfc_shape flat = {.rank = 2, .dims = {m, n}};
     tfc_initializer normal = *in;
-    tfc_tensor *a = random_scaled(ctx, "RandomStandardNormal", &flat, TFC_DOUBLE, 1, 0, &normal, st);
+    tfc_tensor *a = random_of(ctx, "RandomStandardNormal", &flat, TFC_DOUBLE, 0, 1, &normal, st);
     if (!a) return NULL;
     double *buf = tfc_malloc((size_t)(m * n * 2 + m * n + n) * sizeof(double));
     if (!buf) {
@@ -232,10 +203,9 @@ tfc_tensor *tfc_initializer_sample(tfc_ctx *ctx, const tfc_initializer *init, co
                        tfc_dtype_name(dtype));
         return NULL;
     }
-    if (!strcmp(n, "random_normal")) return random_scaled(ctx, "RandomStandardNormal", shape, dtype, in->stddev, in->mean, in, st);
-    if (!strcmp(n, "truncated_normal")) return random_scaled(ctx, "TruncatedNormal", shape, dtype, in->stddev, in->mean, in, st);
-    if (!strcmp(n, "random_uniform"))
-        return random_scaled(ctx, "RandomUniform", shape, dtype, in->maxval - in->minval, in->minval, in, st);
+    if (!strcmp(n, "random_normal")) return random_of(ctx, "RandomStandardNormal", shape, dtype, in->mean, in->stddev, in, st);
+    if (!strcmp(n, "truncated_normal")) return random_of(ctx, "TruncatedNormal", shape, dtype, in->mean, in->stddev, in, st);
+    if (!strcmp(n, "random_uniform")) return random_of(ctx, "RandomUniform", shape, dtype, in->minval, in->maxval, in, st);
     if (!strcmp(n, "orthogonal")) return orthogonal(ctx, in, in->gain, shape, dtype, count, st);
     static const struct {
         const char *name, *mode, *dist;

@@ -81,6 +81,7 @@ struct tfc_layer {
      * then the model's own); plain layers list all trainable weights first. Set by model constructors. */
     bool is_model;
     bool no_autocast;        /* Keras's autocast=False: floating inputs keep their dtype (Embedding) */
+    bool keeps_input_dtype;  /* non-floating inputs give outputs of their dtype (Reshape, merges, ...) */
 };
 
 typedef enum { TFC_MODEL_SEQUENTIAL, TFC_MODEL_FUNCTIONAL, TFC_MODEL_SUBCLASSED } tfc_model_kind;

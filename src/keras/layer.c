@@ -939,7 +939,8 @@ tfc_ktensor *tfc_layer_apply(tfc_layer *l, tfc_ktensor *const *in, int n_in, tfc
     /* Layers whose weights already live in a context are built now; the others are built by the model
      * constructed on these tensors (tfc_model_new has the context). */
     if (!l->built && l->ctx && !tfc_layer_ensure_built(l, l->ctx, shapes, n_in, st)) return NULL;
-    tfc_knode *n = add_node(l, in, n_in, out, n_out, l->dtype, st);
+    tfc_dtype dt = l->keeps_input_dtype && !tfc_dtype_is_floating(in[0]->dtype) ? in[0]->dtype : l->dtype;
+    tfc_knode *n = add_node(l, in, n_in, out, n_out, dt, st);
     if (!n) return NULL;
     tfc_status_clear(st);
     return n->out[0];

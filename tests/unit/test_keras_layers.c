@@ -1055,7 +1055,16 @@ static void test_symbolic(void) {
     CHECK(!tfc_layer_build(d1, ctx, &bs, 1, &st));
     CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
     tfc_tensor_unref(x);
-    tfc_layer *all[] = {il, flat, d1, d2, d3, cat, addl, rs, tfc_ktensor_layer(v), bad, built};
+    /* dtypes: shape layers keep integer dtypes; Dense and Embedding produce their float dtype */
+    tfc_ktensor *ids = tfc_input(.shape = {6}, .dtype = TFC_INT32);
+    tfc_layer *rs2 = tfc_layers_reshape(.target_shape = {2, 3}), *emb = tfc_layers_embedding(.input_dim = 9, .output_dim = 4);
+    tfc_ktensor *ri = tfc_apply(rs2, &st, ids), *ei = tfc_apply(emb, &st, ids);
+    CHECK(ri && tfc_ktensor_dtype(ri) == TFC_INT32 && SHAPE_IS(tfc_ktensor_shape(ri), -1, 2, 3));
+    CHECK(ei && tfc_ktensor_dtype(ei) == TFC_FLOAT && SHAPE_IS(tfc_ktensor_shape(ei), -1, 6, 4));
+    tfc_ktensor *sc = tfc_input(.rank = 0);
+    CHECK(sc && SHAPE_IS(tfc_ktensor_shape(sc), -1));
+    tfc_layer *all[] = {il, flat, d1, d2, d3, cat, addl, rs, tfc_ktensor_layer(v), bad, built,
+                        tfc_ktensor_layer(ids), rs2, emb, tfc_ktensor_layer(sc)};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) tfc_layer_unref(all[i]);
 }
 

@@ -81,6 +81,7 @@ static const tfc_layer_class concatenate_class = {
 tfc_layer *tfc_layers_concatenate_new(const tfc_merge_opts *o) {
     tfc_merge *m = TFC_LAYER_NEW(tfc_merge, &concatenate_class, o);
     if (!m) return NULL;
+    m->base.keeps_input_dtype = true;
     m->axis = o->has_axis || o->axis != 0 ? o->axis : -1;
     return &m->base;
 }

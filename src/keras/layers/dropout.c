@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "keras/keras_internal.h"
+#include "tfc/ops/random.h"
 
 typedef struct {
     tfc_layer base;
@@ -51,19 +52,17 @@ static bool dropout_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int 
         for (int i = 0; i < d->noise_rank; i++)
             if (d->noise_shape[i] >= 0) shape.dims[i] = d->noise_shape[i];
     tfc_dtype dt = tfc_tensor_dtype(x);
-    int64_t s1, s2;
-    tfc_keras_seeds(ctx, d->has_seed, d->seed, &s1, &s2);
-    tfc_attr ra[3] = {TFC_ATTR_T("dtype", dt), TFC_ATTR_I("seed", s1), TFC_ATTR_I("seed2", s2)};
     tfc_attr ca = TFC_ATTR_T("DstT", dt);
-    tfc_tensor *sh = tfc_vec_i64(shape.dims, shape.rank, st);
-    tfc_tensor *scale = sh ? tfc_scalar(dt, 1.0 / (1.0 - d->rate), st) : NULL;
+    /* tf.nn.dropout: x * scale * cast(uniform(noise_shape) >= rate) */
+    tfc_tensor *scale = tfc_scalar(dt, 1.0 / (1.0 - d->rate), st);
     tfc_tensor *rate = scale ? tfc_scalar(dt, d->rate, st) : NULL;
-    tfc_tensor *u = rate ? tfc_emit(ctx, "RandomUniform", &sh, 1, ra, 3, st) : NULL;
+    tfc_tensor *u = rate ? tfc_random_uniform(ctx, shape.dims, shape.rank, dt, 0, 1,
+                                              d->has_seed ? d->seed : TFC_RANDOM_NO_SEED, st)
+                         : NULL;
     tfc_tensor *keep = u ? tfc_emit(ctx, "GreaterEqual", (tfc_tensor *[]){u, rate}, 2, NULL, 0, st) : NULL;
     tfc_tensor *mask = keep ? tfc_emit(ctx, "Cast", &keep, 1, &ca, 1, st) : NULL;
     tfc_tensor *scaled = mask ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){x, scale}, 2, NULL, 0, st) : NULL;
     out[0] = scaled ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){scaled, mask}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(sh);
     tfc_tensor_unref(scale);
     tfc_tensor_unref(rate);
     return out[0] != NULL;
@@ -99,6 +98,7 @@ static const tfc_layer_class dropout_class = {
 tfc_layer *tfc_layers_dropout_new(const tfc_dropout_opts *o) {
     dropout *d = TFC_LAYER_NEW(dropout, &dropout_class, o);
     if (!d) return NULL;
+    d->base.keeps_input_dtype = true;
     d->rate = o->rate;
     d->noise_rank = o->noise_rank > TFC_MAX_RANK ? TFC_MAX_RANK : o->noise_rank;
     for (int i = 0; i < d->noise_rank; i++) d->noise_shape[i] = o->noise_shape[i] < 0 ? -1 : o->noise_shape[i];

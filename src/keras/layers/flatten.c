@@ -79,6 +79,7 @@ static const tfc_layer_class flatten_class = {
 tfc_layer *tfc_layers_flatten_new(const tfc_flatten_opts *o) {
     flatten *f = TFC_LAYER_NEW(flatten, &flatten_class, o);
     if (!f) return NULL;
+    f->base.keeps_input_dtype = true;
     f->channels_first = o->data_format && !strcmp(o->data_format, "channels_first");
     return &f->base;
 }

@@ -16,7 +16,9 @@ static const tfc_layer_class multiply_class = {
 
 tfc_layer *tfc_layers_multiply_new(const tfc_merge_opts *o) {
     tfc_merge *m = TFC_LAYER_NEW(tfc_merge, &multiply_class, o);
-    return m ? &m->base : NULL;
+    if (!m) return NULL;
+    m->base.keeps_input_dtype = true;
+    return &m->base;
 }
 
 tfc_layer *tfc_keras_from_config_multiply(const cJSON *cfg, tfc_status *st) {

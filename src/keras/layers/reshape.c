@@ -99,6 +99,7 @@ static const tfc_layer_class reshape_class = {
 tfc_layer *tfc_layers_reshape_new(const tfc_reshape_layer_opts *o) {
     reshape *r = TFC_LAYER_NEW(reshape, &reshape_class, o);
     if (!r) return NULL;
+    r->base.keeps_input_dtype = true;
     int rank = o->target_rank;
     if (rank == 0)
         while (rank < TFC_MAX_RANK && o->target_shape[rank] != 0) rank++;
