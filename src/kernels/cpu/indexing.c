@@ -15,6 +15,7 @@ bool tfc_k_where(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_k_reverse_v2(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_k_top_k_v2(tfc_kernel_ctx *k, tfc_status *st);
 void tfc_index_pos_str(const int64_t *dims, int rank, int64_t flat, char *buf, size_t size);
+bool tfc_indexing_ensure_outputs(tfc_kernel_ctx *k, tfc_status *st);
 
 /* ---- shared helpers ---------------------------------------------------------------------------------- */
 
@@ -32,6 +33,32 @@ static inline int64_t prod_dims(const int64_t *d, int lo, int hi) {
     int64_t p = 1;
     for (int i = lo; i < hi; i++) p *= d[i];
     return p;
+}
+
+/* Outputs the framework could not preallocate (a graph shape function ran without input values) are
+ * allocated here after running the op's shape function on the concrete inputs, which also validates them. */
+bool tfc_indexing_ensure_outputs(tfc_kernel_ctx *k, tfc_status *st) {
+    bool missing = false;
+    for (int i = 0; i < k->n_out; i++) missing |= k->out[i] == NULL;
+    if (!missing) return true;
+    tfc_shape in_shapes[8], out_shapes[4];
+    tfc_dtype in_dtypes[8], out_dtypes[4];
+    if (k->n_in > 8 || k->n_out > 4) return tfc_status_set(st, TFC_INTERNAL, "%s: too many inputs", k->op->name);
+    for (int i = 0; i < k->n_in; i++) {
+        in_shapes[i] = k->in[i]->shape;
+        in_dtypes[i] = k->in[i]->dtype;
+    }
+    for (int i = 0; i < k->n_out; i++) out_shapes[i].rank = -1;
+    tfc_shape_ctx c = {.op = k->op, .attrs = k->attrs, .n_in = k->n_in, .in_shapes = in_shapes, .in_dtypes = in_dtypes,
+                       .in_values = k->in, .n_out = k->n_out, .out_shapes = out_shapes, .out_dtypes = out_dtypes};
+    if (!k->op->shape(&c, st)) return false;
+    for (int i = 0; i < k->n_out; i++) {
+        if (k->out[i]) continue;
+        if (!tfc_shape_is_fully_defined(&out_shapes[i]))
+            return tfc_status_set(st, TFC_INTERNAL, "%s: output %d shape unknown with known inputs", k->op->name, i);
+        if (!tfc_kernel_alloc_output(k, i, out_shapes[i].dims, out_shapes[i].rank, st)) return false;
+    }
+    return true;
 }
 
 /* Copies one slice of `bytes` bytes; fixed small sizes avoid a memcpy call per element. */
@@ -130,6 +157,7 @@ static void gather_rows(void *arg, int64_t begin, int64_t end) {
 }
 
 static bool gather_v2(tfc_kernel_ctx *k, tfc_status *st) {
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     const tfc_tensor *params = k->in[0], *indices = k->in[1];
     tfc_tensor *out = k->out[0];
     const tfc_shape *P = &params->shape, *I = &indices->shape;
@@ -234,6 +262,7 @@ static void gather_nd_rows(void *arg, int64_t begin, int64_t end) {
 }
 
 static bool gather_nd(tfc_kernel_ctx *k, tfc_status *st) {
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     const tfc_tensor *params = k->in[0], *indices = k->in[1];
     tfc_tensor *out = k->out[0];
     const tfc_shape *P = &params->shape, *I = &indices->shape;
@@ -305,14 +334,8 @@ static bool scatter_sum(tfc_kernel_ctx *k, tfc_tensor *out, const tfc_tensor *sr
 
 static bool scatter_nd(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *indices = k->in[0], *updates = k->in[1];
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     tfc_tensor *out = k->out[0];
-    if (!out) {
-        /* Shape fn could not read the shape (graph mode): build it here. */
-        const tfc_tensor *sv = k->in[2];
-        int64_t d[TFC_MAX_RANK];
-        for (int i = 0; i < sv->num_elements && i < TFC_MAX_RANK; i++) d[i] = idx_at(sv->data, sv->dtype, i);
-        if (!(out = tfc_kernel_alloc_output(k, 0, d, (int)sv->num_elements, st))) return false;
-    }
     const tfc_shape *O = &out->shape, *I = &indices->shape;
     int64_t D = I->dims[I->rank - 1], N = prod_dims(I->dims, 0, I->rank - 1), S = prod_dims(O->dims, (int)D, O->rank);
     if (updates->num_elements == 0 || indices->num_elements == 0) N = 0;
@@ -331,13 +354,8 @@ static bool scatter_nd(tfc_kernel_ctx *k, tfc_status *st) {
 static bool unsorted_segment_sum(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *data = k->in[0], *ids = k->in[1];
     int64_t num = idx_at(k->in[2]->data, k->in[2]->dtype, 0);
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     tfc_tensor *out = k->out[0];
-    if (!out) {
-        int64_t d[TFC_MAX_RANK];
-        d[0] = num;
-        for (int i = ids->shape.rank; i < data->shape.rank; i++) d[1 + i - ids->shape.rank] = data->shape.dims[i];
-        if (!(out = tfc_kernel_alloc_output(k, 0, d, 1 + data->shape.rank - ids->shape.rank, st))) return false;
-    }
     int64_t N = ids->num_elements, S = prod_dims(data->shape.dims, ids->shape.rank, data->shape.rank);
     int64_t *off = tfc_malloc((size_t)(N ? N : 1) * sizeof *off);
     if (!off) return tfc_status_oom(st, "UnsortedSegmentSum", (size_t)N * sizeof *off);
@@ -395,14 +413,9 @@ static void one_hot_rows(void *arg, int64_t begin, int64_t end) {
 
 static bool one_hot(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *indices = k->in[0], *on = k->in[2], *off = k->in[3];
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     tfc_tensor *out = k->out[0];
     int64_t depth = ((const int32_t *)k->in[1]->data)[0], axis = tfc_attrs_int(k->attrs, "axis", -1);
-    if (!out) {
-        int64_t d[TFC_MAX_RANK];
-        int r = indices->shape.rank, a = axis < 0 ? r : (int)axis;
-        for (int i = 0, j = 0; i <= r; i++) d[i] = i == a ? depth : indices->shape.dims[j++];
-        if (!(out = tfc_kernel_alloc_output(k, 0, d, r + 1, st))) return false;
-    }
     if (out->num_elements == 0) return true;
     int r = indices->shape.rank, a = axis < 0 ? r : (int)axis;
     int64_t P = prod_dims(indices->shape.dims, 0, a), Sx = prod_dims(indices->shape.dims, a, r);
@@ -484,6 +497,7 @@ static void cumsum_units(void *arg, int64_t begin, int64_t end) {
 }
 
 static bool cumsum(tfc_kernel_ctx *k, tfc_status *st) {
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     const tfc_tensor *x = k->in[0];
     tfc_tensor *y = k->out[0];
     int64_t axis = idx_at(k->in[1]->data, k->in[1]->dtype, 0);

@@ -6,6 +6,7 @@
 bool tfc_k_range(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_k_where(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_k_reverse_v2(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_indexing_ensure_outputs(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_range_size(const char *op, tfc_dtype dt, const tfc_tensor *start, const tfc_tensor *limit,
                     const tfc_tensor *delta, int64_t *size, tfc_status *st);
 
@@ -211,6 +212,7 @@ static void reverse_rows(void *arg, int64_t begin, int64_t end) {
 }
 
 bool tfc_k_reverse_v2(tfc_kernel_ctx *k, tfc_status *st) {
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     const tfc_tensor *x = k->in[0], *axis = k->in[1];
     int r = x->shape.rank;
     if (r == 0 || x->num_elements == 0) return tfc_kernel_forward_input(k, 0, 0, NULL, st);

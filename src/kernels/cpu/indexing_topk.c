@@ -10,6 +10,7 @@
 #include "kernels/cpu/kernels.h"
 
 bool tfc_k_top_k_v2(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_indexing_ensure_outputs(tfc_kernel_ctx *k, tfc_status *st);
 
 typedef unsigned __int128 u128;
 
@@ -274,12 +275,7 @@ bool tfc_k_top_k_v2(tfc_kernel_ctx *k, tfc_status *st) {
     default: kk = *(const int64_t *)k->in[1]->data;
     }
     int r = x->shape.rank;
-    if (!k->out[0] || !k->out[1]) {
-        int64_t d[TFC_MAX_RANK];
-        memcpy(d, x->shape.dims, sizeof d);
-        d[r - 1] = kk;
-        if (!tfc_kernel_alloc_output(k, 0, d, r, st) || !tfc_kernel_alloc_output(k, 1, d, r, st)) return false;
-    }
+    if (!tfc_indexing_ensure_outputs(k, st)) return false;
     int64_t n = x->shape.dims[r - 1];
     if (k->out[0]->num_elements == 0) return true;
     topk_job j = {.dt = x->dtype, .it = k->out[1]->dtype, .x = x->data, .values = k->out[0]->data,
