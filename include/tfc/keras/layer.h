@@ -126,8 +126,10 @@ TFC_API bool tfc_layer_set_weights(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const
  * Shapes include the batch dim (-1 when unknown). No-op for a built layer whose input spec accepts them. */
 TFC_API bool tfc_layer_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in, tfc_status *st);
 /* Calls the layer on eager tensors (layer(x, training=...)): builds it on first use from the input shapes,
- * checks the input shapes against the built ones, then runs call. Adds regularization losses of the
- * layer's weights to the context of the current forward pass (see tfc_layer_losses). */
+ * checks the input shapes against the built ones (INVALID_ARGUMENT naming the layer, the received shape and the
+ * built one), casts floating inputs to the layer's dtype, then runs call. Outputs are new tensors owned by the
+ * current scope, or by the caller without one; the call's temporaries are released. The activity-regularizer
+ * loss of the call is kept for tfc_layer_regularization_loss. */
 TFC_API bool tfc_layer_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out,
                             int n_out, bool training, tfc_status *st);
 /* Single-input, single-output shorthand. */

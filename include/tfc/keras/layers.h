@@ -127,7 +127,9 @@ typedef struct { TFC_LAYER_COMMON_OPTS; const char *activation; } tfc_activation
 TFC_API tfc_layer *tfc_layers_activation_new(const tfc_activation_layer_opts *o);
 #define tfc_layers_activation(...) tfc_layers_activation_new(&(tfc_activation_layer_opts){__VA_ARGS__})
 
-/* ReLU: min(max(x, threshold-relative negative_slope), max_value) as Keras (max_value < 0 = none). */
+/* ReLU (Keras's backend.relu): max_value for x >= max_value, x for threshold <= x < max_value,
+ * negative_slope * (x - threshold) otherwise. max_value applies when has_max_value; negative values of
+ * max_value, negative_slope or threshold are INVALID_ARGUMENT at build. */
 typedef struct { TFC_LAYER_COMMON_OPTS; double max_value; bool has_max_value; double negative_slope; double threshold; } tfc_relu_layer_opts;
 TFC_API tfc_layer *tfc_layers_relu_new(const tfc_relu_layer_opts *o);
 #define tfc_layers_relu(...) tfc_layers_relu_new(&(tfc_relu_layer_opts){__VA_ARGS__})
