@@ -419,6 +419,24 @@ def test_depthwise_matches_tf(rng, dtype):
         compare(got.astype(np.float64), want.astype(np.float64), dtype, "DepthwiseBackpropFilter %r: " % cfg)
 
 
+def test_depthwise_many_channels(rng):
+    """Channel counts past the kernels' vector blocks (16 floats / 8 doubles), with a remainder."""
+    require_ops(*CONV_OPS[3:])
+    for dtype in ("float32", "float64"):
+        for _ in range(3):
+            cfg = conv_config(rng, depthwise=True, tf_cpu=True)
+            cfg["c"], cfg["fmt"] = int(rng.integers(16, 41)), "NHWC"
+            m = int(rng.choice([1, 1, 2]))
+            x, f, dy = conv_backprop_inputs(rng, cfg, m, dtype, depthwise=True)
+            attrs = conv_attrs(cfg)
+            assert_op_matches("DepthwiseConv2dNative", {"input": x, "filter": f}, attrs, rtol=1e-4, atol=1e-4)
+            assert_op_matches("DepthwiseConv2dNativeBackpropInput", {"input_sizes": np.array(x.shape, np.int32),
+                                                                     "filter": f, "out_backprop": dy}, attrs,
+                              rtol=1e-4, atol=1e-4)
+            assert_op_matches("DepthwiseConv2dNativeBackpropFilter", {"input": x, "filter_sizes": np.array(f.shape, np.int32),
+                                                                      "out_backprop": dy}, attrs, rtol=1e-4, atol=1e-4)
+
+
 def test_depthwise_gradients_match_tf(rng):
     require_ops(*CONV_OPS[3:])
     for _ in range(6):
@@ -556,6 +574,23 @@ def test_max_pool_grads_match_tf(rng, dtype):
         want = tf_nhwc("MaxPoolGradGrad", {"orig_input": x, "orig_output": y, "grad": g2}, attrs,
                        nchw_inputs=("orig_input", "orig_output", "grad") if nchw else (), nchw_output=True)
         compare(got.astype(np.float64), want.astype(np.float64), dtype, "MaxPoolGradGrad %r: " % cfg, POOL_TOL)
+
+
+def test_pool_many_channels(rng):
+    """Channel counts past the kernels' channel blocks (MaxPoolGrad splits channels across threads; the
+    argmax loops run 256 channels at a time)."""
+    require_ops(*POOL_OPS)
+    for c in (40, 300):
+        cfg = dict(pool_config(rng), c=c, fmt="NHWC", n=1)
+        x = random_array(rng, (1, cfg["h"], cfg["w"], c))
+        attrs = pool_attrs(cfg)
+        y = np_max_pool(x, cfg)
+        assert_close(tfc_outputs("MaxPool", {"input": x}, attrs), y)
+        dy = random_array(rng, y.shape)
+        assert_op_matches("MaxPoolGrad", {"orig_input": x, "orig_output": y, "grad": dy}, attrs)
+        assert_op_matches("MaxPoolGradGrad", {"orig_input": x, "orig_output": y, "grad": random_array(rng, x.shape)}, attrs)
+        assert_op_matches("AvgPool", {"value": x}, attrs)
+        assert_op_matches("AvgPoolGrad", {"orig_input_shape": np.array(x.shape, np.int32), "grad": dy}, attrs)
 
 
 def test_max_pool_grad_routes_to_first_max():

@@ -72,7 +72,7 @@ typedef struct {
 
 /* dx rows (n, ih) for units u = (n - n0) * H + ih: gathers every tile column that reads the row, so
  * rows are independent and need no locking. */
-static void FN(col2im_rows)(void *arg, int64_t b, int64_t e) {
+TFC_SIMD_CLONES static void FN(col2im_rows)(void *arg, int64_t b, int64_t e) {
     const FN(col2im_job) *j = arg;
     const tfc_conv_geom *g = j->g;
     const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;

@@ -27,7 +27,7 @@ static inline void window(const tfc_conv_geom *g, int64_t oh, int64_t ow, int64_
 #define CB_MAX 256 /* channels handled per pass of the argmax loops (stack arrays) */
 
 #define POOL_DEFINE(T, SFX)                                                                                 \
-    static void max_pool_rows_##SFX(void *arg, int64_t b, int64_t e) {                                    \
+    TFC_SIMD_CLONES static void max_pool_rows_##SFX(void *arg, int64_t b, int64_t e) {                                    \
         const pool_job *j = arg;                                                                            \
         const tfc_conv_geom *g = j->g;                                                                      \
         const int64_t W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                              \
@@ -67,7 +67,7 @@ static inline void window(const tfc_conv_geom *g, int64_t oh, int64_t ow, int64_
     }                                                                                                       \
                                                                                                             \
     /* Units (n, channel block): dx[n, :, :, block] += dy routed to each window's argmax. */                \
-    static void max_pool_grad_units_##SFX(void *arg, int64_t b, int64_t e) {                              \
+    TFC_SIMD_CLONES static void max_pool_grad_units_##SFX(void *arg, int64_t b, int64_t e) {                              \
         const pool_job *j = arg;                                                                            \
         const tfc_conv_geom *g = j->g;                                                                      \
         const int64_t HW = g->in_h * g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                   \
@@ -89,7 +89,7 @@ static inline void window(const tfc_conv_geom *g, int64_t oh, int64_t ow, int64_
     }                                                                                                       \
                                                                                                             \
     /* Output rows (n, oh): out = grad (shaped like orig_input) picked at each window's argmax. */          \
-    static void max_pool_grad_grad_rows_##SFX(void *arg, int64_t b, int64_t e) {                          \
+    TFC_SIMD_CLONES static void max_pool_grad_grad_rows_##SFX(void *arg, int64_t b, int64_t e) {                          \
         const pool_job *j = arg;                                                                            \
         const tfc_conv_geom *g = j->g;                                                                      \
         const int64_t HW = g->in_h * g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                   \
@@ -117,7 +117,7 @@ POOL_DEFINE(int32_t, i32)
 POOL_DEFINE(int64_t, i64)
 
 #define AVG_DEFINE(T, SFX)                                                                                  \
-    static void avg_pool_rows_##SFX(void *arg, int64_t b, int64_t e) {                                    \
+    TFC_SIMD_CLONES static void avg_pool_rows_##SFX(void *arg, int64_t b, int64_t e) {                                    \
         const pool_job *j = arg;                                                                            \
         const tfc_conv_geom *g = j->g;                                                                      \
         const int64_t W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                              \
@@ -141,7 +141,7 @@ POOL_DEFINE(int64_t, i64)
     }                                                                                                       \
                                                                                                             \
     /* Input rows (n, ih): gathers dy / count from every window containing the row (no write conflicts). */ \
-    static void avg_pool_grad_rows_##SFX(void *arg, int64_t b, int64_t e) {                               \
+    TFC_SIMD_CLONES static void avg_pool_grad_rows_##SFX(void *arg, int64_t b, int64_t e) {                               \
         const pool_job *j = arg;                                                                            \
         const tfc_conv_geom *g = j->g;                                                                      \
         const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                 \
