@@ -9,10 +9,6 @@
 #include "keras/keras_internal.h"
 #include "tfc/ops/random.h"
 
-void tfc_keras_seeds(tfc_ctx *ctx, bool has_seed, int64_t seed, int64_t *s1, int64_t *s2) {
-    tfc_random_get_seed(ctx, has_seed ? seed : TFC_RANDOM_NO_SEED, s1, s2);
-}
-
 /* tf.random.uniform(minval = p, maxval = q) / normal / truncated_normal(mean = p, stddev = q). */
 static tfc_tensor *random_of(tfc_ctx *ctx, const char *op, const tfc_shape *shape, tfc_dtype dtype, double p,
                              double q, const tfc_initializer *in, tfc_status *st) {

@@ -144,10 +144,6 @@ tfc_tensor *tfc_regularizer_apply(tfc_ctx *ctx, const tfc_regularizer *reg, tfc_
 /* Reads the activation name at build/call: INVALID_ARGUMENT "Unknown activation function: x (layer "d")". */
 bool tfc_layer_check_activation(const tfc_layer *l, const char *activation, tfc_status *st);
 
-/* tf.random.get_seed for Keras's random ops (initializers, Dropout): (seed, seed2) attrs from the context's
- * global seed and the op seed (has_seed). (0, 0) = nondeterministic when neither is set. */
-void tfc_keras_seeds(tfc_ctx *ctx, bool has_seed, int64_t seed, int64_t *s1, int64_t *s2);
-
 /* ---- layer construction from config (src/keras/layer_registry.c) ----
  * Each built-in class registers a from_config function; config is the parsed JSON object (keys absent =
  * Keras defaults). */

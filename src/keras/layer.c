@@ -55,7 +55,7 @@ void tfc_keras_snake_case(const char *name, char *buf, size_t size) {
 #define IS_LO(c) ((c) >= 'a' && (c) <= 'z')
 #define IS_LD(c) (IS_LO(c) || ((c) >= '0' && (c) <= '9'))
     for (size_t i = 0; i < n;) {
-        if (i + 2 < n + 0 && IS_UP(name[i + 1]) && IS_LD(name[i + 2])) {
+        if (i + 2 < n && IS_UP(name[i + 1]) && IS_LD(name[i + 2])) {
             size_t j = i + 3;
             while (j < n && IS_LD(name[j])) j++;
             a[k++] = name[i];
