@@ -28,6 +28,9 @@ TFC_API void *tfc_realloc(void *p, size_t size);
 TFC_API void tfc_free(void *p);
 TFC_API void *tfc_aligned_alloc(size_t size); /* 64-byte aligned, size 0 gives a valid pointer */
 TFC_API void tfc_aligned_free(void *p);
+/* Releases the blocks tfc_aligned_free keeps for reuse (large tensor buffers are cached, bounded by the
+ * environment variable TFC_ALLOC_CACHE_MB, default 256; 0 disables the cache). */
+TFC_API void tfc_alloc_cache_clear(void);
 TFC_API char *tfc_strdup(const char *s);
 
 /* Makes every allocation after the next `n` successful ones fail (n < 0 disables). For fault tests. */

@@ -1,4 +1,5 @@
 /* Allocation through one hook so fault tests can fail the Nth allocation (SQLite's approach). */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,14 +56,101 @@ void *tfc_realloc(void *p, size_t size) {
 
 void tfc_free(void *p) { free(p); }
 
-void *tfc_aligned_alloc(size_t size) {
-    if (inject_failure()) return NULL;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, size ? size : 64) != 0) return NULL;
-    return p;
+/* Tensor buffers: 64-byte aligned, with a 64-byte header recording the size so that freed large blocks can
+ * be cached and handed out again for the same size. A training step allocates the same shapes every step;
+ * reusing their (already faulted-in) pages removes the page-fault cost that otherwise dominates large
+ * outputs. The cache is bounded (TFC_ALLOC_CACHE_MB, default 256; 0 disables) and off under AddressSanitizer
+ * so that use-after-free stays detectable. */
+#define HDR 64
+#define CACHE_MIN_BYTES ((size_t)128 << 10)
+#define CACHE_SLOTS 64
+
+typedef struct {
+    size_t size;
+    uint64_t magic;
+} block_hdr;
+#define BLOCK_MAGIC 0x7466636275666672ull
+
+static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
+static void *cache_ptr[CACHE_SLOTS];
+static size_t cache_size[CACHE_SLOTS];
+static int cache_n;
+static size_t cache_bytes;
+static int64_t cache_limit = -1; /* bytes; -1: not read yet */
+
+static size_t cache_cap(void) {
+    if (cache_limit < 0) {
+#if defined(__SANITIZE_ADDRESS__)
+        cache_limit = 0;
+#else
+        const char *e = getenv("TFC_ALLOC_CACHE_MB");
+        long mb = e ? atol(e) : 256;
+        cache_limit = mb > 0 ? (int64_t)mb << 20 : 0;
+#endif
+    }
+    return (size_t)cache_limit;
 }
 
-void tfc_aligned_free(void *p) { free(p); }
+static size_t round_size(size_t size) { return (size + 4095) & ~(size_t)4095; }
+
+void *tfc_aligned_alloc(size_t size) {
+    if (inject_failure()) return NULL;
+    size_t rs = round_size(size ? size : 64);
+    if (rs < size) return NULL; /* overflow */
+    if (rs >= CACHE_MIN_BYTES) {
+        pthread_mutex_lock(&cache_mu);
+        for (int i = cache_n - 1; i >= 0; i--)
+            if (cache_size[i] == rs) {
+                char *p = cache_ptr[i];
+                cache_ptr[i] = cache_ptr[cache_n - 1];
+                cache_size[i] = cache_size[cache_n - 1];
+                cache_n--;
+                cache_bytes -= rs;
+                pthread_mutex_unlock(&cache_mu);
+                return p + HDR;
+            }
+        pthread_mutex_unlock(&cache_mu);
+    }
+    if (rs > SIZE_MAX - HDR) return NULL;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, rs + HDR) != 0) return NULL;
+    block_hdr *h = p;
+    h->size = rs;
+    h->magic = BLOCK_MAGIC;
+    return (char *)p + HDR;
+}
+
+void tfc_aligned_free(void *ptr) {
+    if (!ptr) return;
+    char *p = (char *)ptr - HDR;
+    block_hdr *h = (block_hdr *)p;
+    size_t rs = h->size;
+    if (rs >= CACHE_MIN_BYTES && rs <= cache_cap()) {
+        pthread_mutex_lock(&cache_mu);
+        /* Evict the oldest entries until this block fits. */
+        while (cache_n > 0 && (cache_n == CACHE_SLOTS || cache_bytes + rs > cache_cap())) {
+            free(cache_ptr[0]);
+            cache_bytes -= cache_size[0];
+            memmove(cache_ptr, cache_ptr + 1, (size_t)(cache_n - 1) * sizeof cache_ptr[0]);
+            memmove(cache_size, cache_size + 1, (size_t)(cache_n - 1) * sizeof cache_size[0]);
+            cache_n--;
+        }
+        cache_ptr[cache_n] = p;
+        cache_size[cache_n++] = rs;
+        cache_bytes += rs;
+        pthread_mutex_unlock(&cache_mu);
+        return;
+    }
+    free(p);
+}
+
+void tfc_alloc_cache_clear(void) {
+    pthread_mutex_lock(&cache_mu);
+    for (int i = 0; i < cache_n; i++) free(cache_ptr[i]);
+    cache_n = 0;
+    cache_bytes = 0;
+    pthread_mutex_unlock(&cache_mu);
+}
 
 char *tfc_strdup(const char *s) {
     if (!s) return NULL;
