@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "ops/op_util.h"
 
 typedef struct {
     const tfc_conv_geom *g;
@@ -195,9 +196,14 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
     /* the geometry comes from the forward input: in[0] (orig_input) or, for AvgPoolGrad, the output */
     tfc_tensor *out = k->out[0];
     int64_t in_dims[4];
-    if (op == AVG_POOL_GRAD) {
-        if (!out) return tfc_status_set(st, TFC_INTERNAL, "%s: output shape unknown", k->op->name);
+    if (op == AVG_POOL_GRAD && out) {
         memcpy(in_dims, out->shape.dims, sizeof in_dims);
+    } else if (op == AVG_POOL_GRAD) { /* shape left unknown by a graph trace: read orig_input_shape */
+        int64_t n = tfc_read_ints(k->op->name, "orig_input_shape", k->in[0], in_dims, 4, st);
+        if (n < 0) return false;
+        if (n != 4)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: orig_input_shape must contain 4 values, got %lld",
+                                  k->op->name, (long long)n);
     } else {
         memcpy(in_dims, k->in[0]->shape.dims, sizeof in_dims);
     }
@@ -205,7 +211,7 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
     if (!tfc_conv_geom_init(k->op->name, TFC_CONV_POOL, k->attrs, in_dims, NULL, &g, st)) return false;
     if (!out) {
         int64_t od[4];
-        if (op == MAX_POOL_GRAD) memcpy(od, in_dims, sizeof od);
+        if (op == MAX_POOL_GRAD || op == AVG_POOL_GRAD) memcpy(od, in_dims, sizeof od);
         else tfc_conv_dims(g.nchw, g.batch, g.out_h, g.out_w, g.out_c, od);
         if (!(out = tfc_kernel_alloc_output(k, 0, od, 4, st))) return false;
     }
