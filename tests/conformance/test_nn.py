@@ -675,3 +675,42 @@ def test_c_wrappers_losses_and_batch_norm(rng):
     y = f(P(ctx()), P(x.handle), P(scale.handle), P(offset.handle), None, None, ctypes.c_double(1e-3),
           ctypes.c_double(1.0), None, ctypes.c_bool(False), None, None, ctypes.byref(st))
     assert not y and b"When is_training=false, mean must have" in st.msg
+
+
+# ---- both SIMD paths ------------------------------------------------------------------------------------------
+
+_BASELINE_SCRIPT = r"""
+import sys
+import numpy as np
+sys.path.insert(0, %(here)r)
+import conftest as c
+rng = np.random.default_rng(%(seed)d)
+for op in ["Relu", "Relu6", "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign"]:
+    x = c.random_array(rng, (3, 37), "float32", -8, 8)
+    c.assert_op_matches(op, dict(features=x))
+    c.assert_op_matches(op + "Grad", {"gradients": c.random_array(rng, (3, 37), "float32"),
+                                      ("outputs" if op in ("Elu", "Selu") else "features"):
+                                      np.maximum(x, -0.9) if op in ("Elu", "Selu") else x})
+for op in ["Softmax", "LogSoftmax"]:
+    c.assert_op_matches(op, dict(logits=c.random_array(rng, (5, 77), "float32", -1e4, 1e4)))
+f = c.random_array(rng, (6, 29), "float32", -5, 5)
+p = rng.random((6, 29)).astype(np.float32)
+c.assert_op_matches("SoftmaxCrossEntropyWithLogits", dict(features=f, labels=p / p.sum(-1, keepdims=True)))
+c.assert_op_matches("SparseSoftmaxCrossEntropyWithLogits", dict(features=f, labels=rng.integers(0, 29, 6)))
+c.assert_op_matches("L2Loss", dict(t=c.random_array(rng, (1001,), "float32")))
+c.assert_op_matches("BiasAddGrad", dict(out_backprop=c.random_array(rng, (2, 3, 33), "float32")),
+                    dict(data_format="NCHW"))
+print("baseline ok")
+"""
+
+
+def test_baseline_simd_path(rng):
+    """The kernels for CPUs without AVX2 (selected here with TFC_NN_SIMD=baseline in a fresh process)."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, TFC_NN_SIMD="baseline")
+    script = _BASELINE_SCRIPT % dict(here=here, seed=int(rng.integers(0, 2 ** 31)))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "baseline ok" in r.stdout, r.stdout[-2000:] + r.stderr[-4000:]

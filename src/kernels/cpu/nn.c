@@ -4,9 +4,6 @@
  * in blocks; integer dtypes (Relu, Relu6, BiasAdd) run typed loops too. */
 #include "kernels/cpu/nn_internal.h"
 
-#define SELU_SCALE 1.0507009873554804934193349852946
-#define SELU_ALPHA 1.6732632423543772848170429916717
-
 /* ---- shared helpers ---- */
 
 float *tfc_nn_scratch(const tfc_kernel_ctx *k, int64_t n, tfc_status *st) {
@@ -32,10 +29,9 @@ int64_t tfc_nn_reduce_chunks(const tfc_kernel_ctx *k, int64_t rows, int64_t cols
 
 /* ---- elementwise activations ---- */
 
-typedef enum { ACT_RELU, ACT_RELU6, ACT_LEAKY, ACT_ELU, ACT_SELU, ACT_SOFTPLUS, ACT_SOFTSIGN } act_kind;
-
 typedef struct {
     act_kind kind;
+    const tfc_nn_simd *simd;
     bool grad;        /* the *Grad op: y = f'(x) * g */
     tfc_dtype dt;
     const void *x, *g; /* features (or outputs for Elu/Selu grads); gradients */
@@ -43,7 +39,7 @@ typedef struct {
     double alpha;
 } act_job;
 
-/* Forward activations. Relu and Relu6 propagate NaN and map -0 to +0, as TensorFlow's. */
+/* float64 (the reference dtype): plain loops. */
 #define ACT_FWD(T, EXPM1, LOG1P, EXP)                                                                     \
     do {                                                                                                  \
         const T *restrict x = (const T *)j->x + b;                                                         \
@@ -86,7 +82,6 @@ typedef struct {
         }                                                                                                  \
     } while (0)
 
-/* *Grad ops: y = g * f'(features); like TensorFlow, a NaN gradient stays NaN even where f' is 0. */
 #define ACT_BWD(T, EXP)                                                                                    \
     do {                                                                                                  \
         const T *restrict f = (const T *)j->x + b;                                                         \
@@ -104,10 +99,10 @@ typedef struct {
         case ACT_LEAKY:                                                                                    \
             for (int64_t i = 0; i < n; i++) y[i] = f[i] > 0 ? g[i] : g[i] * al;                            \
             break;                                                                                         \
-        case ACT_ELU: /* f is the Elu output */                                                           \
+        case ACT_ELU:                                                                                      \
             for (int64_t i = 0; i < n; i++) y[i] = f[i] < 0 ? g[i] * (f[i] + 1) : g[i];                    \
             break;                                                                                         \
-        case ACT_SELU: /* f is the Selu output */                                                         \
+        case ACT_SELU:                                                                                     \
             for (int64_t i = 0; i < n; i++)                                                                \
                 y[i] = f[i] < 0 ? g[i] * (f[i] + (T)(SELU_SCALE * SELU_ALPHA)) : g[i] * (T)SELU_SCALE;     \
             break;                                                                                         \
@@ -140,9 +135,7 @@ typedef struct {
             for (int64_t i = 0; i < n; i++) y[i] = x[i] > 0 && x[i] < 6 ? g[i] : (T)0;                     \
     } while (0)
 
-static void act_fwd_f32(const act_job *j, int64_t b, int64_t e) { ACT_FWD(float, expm1f, log1pf, nn_expf); }
 static void act_fwd_f64(const act_job *j, int64_t b, int64_t e) { ACT_FWD(double, expm1, log1p, exp); }
-static void act_bwd_f32(const act_job *j, int64_t b, int64_t e) { ACT_BWD(float, nn_expf); }
 static void act_bwd_f64(const act_job *j, int64_t b, int64_t e) { ACT_BWD(double, exp); }
 
 #define ACT_BLOCK 1024
@@ -150,25 +143,26 @@ static void act_bwd_f64(const act_job *j, int64_t b, int64_t e) { ACT_BWD(double
 static void act_range(void *arg, int64_t begin, int64_t end) {
     const act_job *j = arg;
     switch (j->dt) {
-    case TFC_FLOAT: j->grad ? act_bwd_f32(j, begin, end) : act_fwd_f32(j, begin, end); return;
+    case TFC_FLOAT: {
+        const float *x = (const float *)j->x + begin;
+        float *y = (float *)j->y + begin;
+        if (j->grad) j->simd->act_bwd(j->kind, (float)j->alpha, (const float *)j->g + begin, x, y, end - begin);
+        else j->simd->act_fwd(j->kind, (float)j->alpha, x, y, end - begin);
+        return;
+    }
     case TFC_DOUBLE: j->grad ? act_bwd_f64(j, begin, end) : act_fwd_f64(j, begin, end); return;
     case TFC_HALF:
     case TFC_BFLOAT16: {
         /* Widen a block into float scratch on the stack, run the float32 loop on it, narrow back. */
         float xs[ACT_BLOCK], gs[ACT_BLOCK], ys[ACT_BLOCK];
-        act_job fj = *j;
-        fj.dt = TFC_FLOAT;
-        fj.x = xs;
-        fj.g = gs;
-        fj.y = ys;
         for (int64_t b = begin; b < end; b += ACT_BLOCK) {
             int64_t n = end - b < ACT_BLOCK ? end - b : ACT_BLOCK;
             nn_widen(j->dt, (const uint16_t *)j->x + b, xs, n);
             if (j->grad) {
                 nn_widen(j->dt, (const uint16_t *)j->g + b, gs, n);
-                act_bwd_f32(&fj, 0, n);
+                j->simd->act_bwd(j->kind, (float)j->alpha, gs, xs, ys, n);
             } else {
-                act_fwd_f32(&fj, 0, n);
+                j->simd->act_fwd(j->kind, (float)j->alpha, xs, ys, n);
             }
             nn_narrow(j->dt, ys, (uint16_t *)j->y + b, n);
         }
@@ -184,7 +178,7 @@ static void act_range(void *arg, int64_t begin, int64_t end) {
 }
 
 static bool act_run(tfc_kernel_ctx *k, act_kind kind, bool grad, tfc_status *st) {
-    act_job j = {.kind = kind, .grad = grad, .dt = k->in[0]->dtype, .y = k->out[0]->data,
+    act_job j = {.kind = kind, .simd = tfc_nn_simd_get(), .grad = grad, .dt = k->in[0]->dtype, .y = k->out[0]->data,
                  /* float attrs are float32 in TensorFlow: alpha is 0.2f even for float64 data */
                  .alpha = (float)tfc_attrs_float(k->attrs, "alpha", 0.2)};
     if (grad) {
@@ -227,6 +221,7 @@ static bool softsign_grad(tfc_kernel_ctx *k, tfc_status *st) { return act_run(k,
 
 typedef struct {
     tfc_dtype dt;
+    const tfc_nn_simd *simd;
     int64_t outer, ch, inner;
     const void *x, *bias;
     void *y;
@@ -359,9 +354,9 @@ static void bias_grad_channels(void *arg, int64_t begin, int64_t end) {
         for (int64_t o = 0; o < j->outer; o++) {
             int64_t off = (o * j->ch + c) * j->inner;
             if (j->dt == TFC_FLOAT) {
-                s += nn_sum_f32((const float *)j->x + off, j->inner);
+                s += j->simd->sum((const float *)j->x + off, j->inner);
             } else if (nn_is_half(j->dt)) {
-                s += nn_sum_f32(j->xf + off, j->inner);
+                s += j->simd->sum(j->xf + off, j->inner);
             } else {
                 const double *x = (const double *)j->x + off;
                 for (int64_t i = 0; i < j->inner; i++) s += x[i];
@@ -385,7 +380,7 @@ static void bias_grad_channels(void *arg, int64_t begin, int64_t end) {
     } while (0)
 
 static bool bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
-    bias_job jb = {.dt = k->in[0]->dtype, .x = k->in[0]->data, .y = k->out[0]->data};
+    bias_job jb = {.dt = k->in[0]->dtype, .simd = tfc_nn_simd_get(), .x = k->in[0]->data, .y = k->out[0]->data};
     bias_job *j = &jb;
     bias_view(k, k->in[0], &j->outer, &j->ch, &j->inner);
     switch (j->dt) {
@@ -435,6 +430,7 @@ static bool bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
 
 typedef struct {
     tfc_dtype dt;
+    const tfc_nn_simd *simd;
     const void *x;
     const float *xf;
     int64_t n, per_chunk;
@@ -450,19 +446,10 @@ static void l2_chunks(void *arg, int64_t begin, int64_t end) {
             const double *x = j->x;
             for (int64_t i = b; i < e; i++) s += x[i] * x[i];
         } else {
+            /* float32 vector sums over blocks of 4096, each block's sum added in double */
             const float *x = j->dt == TFC_FLOAT ? j->x : j->xf;
-            /* float32 lanes over blocks of 4096, each block's sum added in double */
-            for (int64_t b0 = b; b0 < e; b0 += 4096) {
-                int64_t e0 = e - b0 < 4096 ? e : b0 + 4096;
-                float acc[NN_LANES] = {0};
-                int64_t i = b0;
-                for (; i + NN_LANES <= e0; i += NN_LANES)
-                    for (int l = 0; l < NN_LANES; l++) acc[l] += x[i + l] * x[i + l];
-                float t = 0;
-                for (int l = 0; l < NN_LANES; l++) t += acc[l];
-                for (; i < e0; i++) t += x[i] * x[i];
-                s += t;
-            }
+            for (int64_t b0 = b; b0 < e; b0 += 4096)
+                s += j->simd->sum_squares(x + b0, (e - b0 < 4096 ? e : b0 + 4096) - b0);
         }
         j->partial[chunk] = s;
     }
@@ -470,7 +457,7 @@ static void l2_chunks(void *arg, int64_t begin, int64_t end) {
 
 static bool l2_loss(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *x = k->in[0];
-    l2_job j = {.dt = x->dtype, .x = x->data, .n = x->num_elements};
+    l2_job j = {.dt = x->dtype, .simd = tfc_nn_simd_get(), .x = x->data, .n = x->num_elements};
     if (j.dt != TFC_FLOAT && j.dt != TFC_DOUBLE && !nn_is_half(j.dt)) return tfc_kernel_unimplemented(k, j.dt, st);
     float *xf = NULL;
     if (nn_is_half(j.dt) && j.n > 0) {

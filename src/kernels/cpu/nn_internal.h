@@ -8,58 +8,39 @@
 
 #include "kernels/cpu/kernels.h"
 
-/* Lanes of the manual reductions below: enough independent accumulators for the compiler to turn the
- * loop into vector adds without reassociating a single sum (which it may not do without -ffast-math). */
+/* Independent accumulators of the scalar (float64) lane reductions. */
 #define NN_LANES 16
 
-/* exp(x) in float32 to about 2 ulp (Cephes' polynomial), branch-free so that loops over it vectorise.
- * exp(x) underflows to 0 below about -104, overflows to +inf above 88.72; NaN stays NaN. */
-static inline float nn_expf(float x) {
-    float xs = x == x ? x : 0.0f;
-    xs = xs > 88.7228f ? 88.7228f : xs;
-    xs = xs < -104.0f ? -104.0f : xs;
-    float t = xs * 1.44269504088896341f;
-    float n = (t + 12582912.0f) - 12582912.0f; /* round to nearest: 1.5 * 2^23 */
-    float r = xs - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float y = p * r * r + r + 1.0f;
-    /* 2^n in two factors so that n in [-150, 128] stays within the exponent range of each. */
-    int32_t ni = (int32_t)n, n1 = ni / 2, n2 = ni - n1;
-    union { int32_t i; float f; } s1 = {.i = (n1 + 127) * (1 << 23)}, s2 = {.i = (n2 + 127) * (1 << 23)};
-    y = y * s1.f * s2.f;
-    y = x > 88.7228f ? INFINITY : y;
-    return x == x ? y : x;
-}
+/* ---- float32 SIMD kernels ----
+ * The hot float32 loops (activations, softmax rows, cross-entropy rows, sums) live in nn_simd.inc, compiled
+ * once for the baseline ISA (nn_simd_base.c) and, on x86-64 with GCC, once for AVX2 + FMA
+ * (nn_simd_avx2.c); tfc_nn_simd_get() picks the table for the running CPU (TFC_NN_SIMD=baseline forces the
+ * first). Calls go through the table once per row or chunk, never per element. */
+typedef enum { ACT_RELU, ACT_RELU6, ACT_LEAKY, ACT_ELU, ACT_SELU, ACT_SOFTPLUS, ACT_SOFTSIGN } act_kind;
 
-/* Sum and max of n floats with NN_LANES accumulators (vectorised). */
-static inline float nn_sum_f32(const float *x, int64_t n) {
-    float acc[NN_LANES] = {0};
-    int64_t i = 0;
-    for (; i + NN_LANES <= n; i += NN_LANES)
-        for (int j = 0; j < NN_LANES; j++) acc[j] += x[i + j];
-    float s = 0;
-    for (int j = 0; j < NN_LANES; j++) s += acc[j];
-    for (; i < n; i++) s += x[i];
-    return s;
-}
+#define SELU_SCALE 1.0507009873554804934193349852946
+#define SELU_ALPHA 1.6732632423543772848170429916717
 
-static inline float nn_max_f32(const float *x, int64_t n) {
-    float acc[NN_LANES];
-    for (int j = 0; j < NN_LANES; j++) acc[j] = -INFINITY;
-    int64_t i = 0;
-    for (; i + NN_LANES <= n; i += NN_LANES)
-        for (int j = 0; j < NN_LANES; j++) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
-    float m = -INFINITY;
-    for (int j = 0; j < NN_LANES; j++) m = acc[j] > m ? acc[j] : m;
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
+typedef struct tfc_nn_simd {
+    const char *name;
+    /* y = f(x) / y = g * f'(x) (x: the forward outputs for Elu, Selu), n elements */
+    void (*act_fwd)(act_kind kind, float alpha, const float *x, float *y, int64_t n);
+    void (*act_bwd)(act_kind kind, float alpha, const float *g, const float *x, float *y, int64_t n);
+    /* softmax or log-softmax of one row (y may alias x) */
+    void (*softmax_row)(const float *x, float *y, int64_t n, bool log_out);
+    /* one cross-entropy row: y = softmax(f) - labels, returns the loss; f, l, y contiguous */
+    float (*xent_row)(const float *f, const float *l, float *y, int64_t n);
+    /* one sparse cross-entropy row: y = softmax(f) - onehot(label), returns the loss */
+    float (*sparse_xent_row)(const float *f, float *y, int64_t n, int64_t label);
+    /* y = exp(x - m) (y may alias x, or be NULL), returns the sum of the exponentials */
+    float (*exp_sub_sum)(const float *x, float *y, int64_t n, float m);
+    float (*sum)(const float *x, int64_t n);
+    float (*sum_squares)(const float *x, int64_t n);
+} tfc_nn_simd;
+
+const tfc_nn_simd *tfc_nn_simd_get(void);
+extern const tfc_nn_simd tfc_nn_simd_base;
+extern const tfc_nn_simd tfc_nn_simd_avx2; /* name NULL where not built */
 
 /* half / bfloat16 <-> float32 for n elements (kernels widen these dtypes and run their float32 path). */
 static inline void nn_widen(tfc_dtype dt, const void *src, float *dst, int64_t n) {

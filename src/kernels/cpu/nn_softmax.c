@@ -1,32 +1,12 @@
 /* Softmax, LogSoftmax and the softmax cross-entropy losses over the last axis. Every row subtracts its
  * maximum before exponentiating, so logits of any magnitude give finite results (1e4 included); log-sums
  * are formed as (x - max) - log(sum), never by adding a large max back. Rows run in parallel; float32
- * rows use the vectorised nn_expf and lane reductions; half/bfloat16 are widened to float32. */
+ * rows run the SIMD kernels of nn_simd.inc; half/bfloat16 are widened to float32. */
 #include <stdio.h>
 
 #include "kernels/cpu/nn_internal.h"
 
 /* ---- row kernels (y may alias x) ---- */
-
-static void softmax_row_f32(const float *x, float *y, int64_t n, bool log_out) {
-    if (n == 0) return;
-    float m = nn_max_f32(x, n);
-    if (!log_out) {
-        for (int64_t i = 0; i < n; i++) y[i] = nn_expf(x[i] - m);
-        float inv = 1.0f / nn_sum_f32(y, n);
-        for (int64_t i = 0; i < n; i++) y[i] *= inv;
-        return;
-    }
-    float acc[NN_LANES] = {0};
-    int64_t i = 0;
-    for (; i + NN_LANES <= n; i += NN_LANES)
-        for (int l = 0; l < NN_LANES; l++) acc[l] += nn_expf(x[i + l] - m);
-    float s = 0;
-    for (int l = 0; l < NN_LANES; l++) s += acc[l];
-    for (; i < n; i++) s += nn_expf(x[i] - m);
-    float ls = logf(s);
-    for (i = 0; i < n; i++) y[i] = (x[i] - m) - ls;
-}
 
 static void softmax_row_f64(const double *x, double *y, int64_t n, bool log_out) {
     if (n == 0) return;
@@ -45,6 +25,7 @@ static void softmax_row_f64(const double *x, double *y, int64_t n, bool log_out)
 
 typedef struct {
     tfc_dtype dt;
+    const tfc_nn_simd *simd;
     int64_t rows, n;
     const void *x;
     void *y;
@@ -57,12 +38,12 @@ static void softmax_rows(void *arg, int64_t begin, int64_t end) {
     int64_t n = j->n;
     for (int64_t r = begin; r < end; r++) {
         switch (j->dt) {
-        case TFC_FLOAT: softmax_row_f32((const float *)j->x + r * n, (float *)j->y + r * n, n, j->log_out); break;
+        case TFC_FLOAT: j->simd->softmax_row((const float *)j->x + r * n, (float *)j->y + r * n, n, j->log_out); break;
         case TFC_DOUBLE: softmax_row_f64((const double *)j->x + r * n, (double *)j->y + r * n, n, j->log_out); break;
         default: {
             float *buf = j->scratch + r * n;
             nn_widen(j->dt, (const uint16_t *)j->x + r * n, buf, n);
-            softmax_row_f32(buf, buf, n, j->log_out);
+            j->simd->softmax_row(buf, buf, n, j->log_out);
             nn_narrow(j->dt, buf, (uint16_t *)j->y + r * n, n);
         }
         }
@@ -71,7 +52,7 @@ static void softmax_rows(void *arg, int64_t begin, int64_t end) {
 
 static bool softmax_run(tfc_kernel_ctx *k, bool log_out, tfc_status *st) {
     const tfc_tensor *x = k->in[0];
-    softmax_job j = {.dt = x->dtype, .x = x->data, .y = k->out[0]->data, .log_out = log_out};
+    softmax_job j = {.dt = x->dtype, .simd = tfc_nn_simd_get(), .x = x->data, .y = k->out[0]->data, .log_out = log_out};
     if (j.dt != TFC_FLOAT && j.dt != TFC_DOUBLE && !nn_is_half(j.dt)) return tfc_kernel_unimplemented(k, j.dt, st);
     j.n = x->shape.dims[x->shape.rank - 1];
     if (x->num_elements == 0) return true;
@@ -91,6 +72,7 @@ bool tfc_nn_log_softmax(tfc_kernel_ctx *k, tfc_status *st) { return softmax_run(
  * backprop = softmax(logits) - labels. */
 
 typedef struct {
+    const tfc_nn_simd *simd;
     int64_t batch, classes;
     int64_t fr, fc, lr, lc; /* element strides of features / labels per row and per class */
     const void *f, *l;
@@ -105,20 +87,12 @@ static void xent_rows_f32(const xent_job *j, int64_t begin, int64_t end) {
         float *y = (float *)j->back + b * C;
         float loss = 0;
         if (j->fc == 1 && j->lc == 1) {
-            float m = nn_max_f32(f, C);
-            for (int64_t c = 0; c < C; c++) y[c] = nn_expf(f[c] - m);
-            float s = nn_sum_f32(y, C), ls = logf(s), inv = 1.0f / s;
-            float acc[NN_LANES] = {0};
-            int64_t c = 0;
-            for (; c + NN_LANES <= C; c += NN_LANES)
-                for (int q = 0; q < NN_LANES; q++) acc[q] += l[c + q] * (ls - (f[c + q] - m));
-            for (int q = 0; q < NN_LANES; q++) loss += acc[q];
-            for (; c < C; c++) loss += l[c] * (ls - (f[c] - m));
-            for (c = 0; c < C; c++) y[c] = y[c] * inv - l[c];
+            loss = j->simd->xent_row(f, l, y, C);
         } else {
             float m = -INFINITY, s = 0;
             for (int64_t c = 0; c < C; c++) m = f[c * j->fc] > m ? f[c * j->fc] : m;
-            for (int64_t c = 0; c < C; c++) s += (y[c] = nn_expf(f[c * j->fc] - m));
+            for (int64_t c = 0; c < C; c++) y[c] = f[c * j->fc];
+            s = j->simd->exp_sub_sum(y, y, C, m);
             float ls = logf(s), inv = 1.0f / s;
             for (int64_t c = 0; c < C; c++) {
                 float lv = l[c * j->lc];
@@ -166,8 +140,8 @@ bool tfc_nn_xent(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *loss = k->out[0], *back = k->out[1];
     tfc_dtype dt = f->dtype;
     if (dt != TFC_FLOAT && dt != TFC_DOUBLE && !nn_is_half(dt)) return tfc_kernel_unimplemented(k, dt, st);
-    xent_job j = {.batch = back->shape.dims[0], .classes = back->shape.dims[1], .f = f->data, .l = l->data,
-                  .loss = loss->data, .back = back->data, .dt = dt};
+    xent_job j = {.simd = tfc_nn_simd_get(), .batch = back->shape.dims[0], .classes = back->shape.dims[1],
+                  .f = f->data, .l = l->data, .loss = loss->data, .back = back->data, .dt = dt};
     xent_strides(&f->shape, &j.fr, &j.fc);
     xent_strides(&l->shape, &j.lr, &j.lc);
     if (j.batch == 0) return true;
@@ -207,6 +181,7 @@ bool tfc_nn_xent(tfc_kernel_ctx *k, tfc_status *st) {
  * validated first: one outside [0, classes) is INVALID_ARGUMENT as TensorFlow's CPU kernel. */
 
 typedef struct {
+    const tfc_nn_simd *simd;
     int64_t batch, classes;
     const void *f;
     const int64_t *labels;
@@ -230,14 +205,8 @@ static void sxent_rows(void *arg, int64_t begin, int64_t end) {
             y[lab] -= 1.0;
             ((double *)j->loss)[b] = log(s) - (f[lab] - m);
         } else {
-            const float *f = (const float *)j->f + b * C;
-            float *y = (float *)j->back + b * C;
-            float m = nn_max_f32(f, C);
-            for (int64_t c = 0; c < C; c++) y[c] = nn_expf(f[c] - m);
-            float s = nn_sum_f32(y, C), inv = 1.0f / s;
-            for (int64_t c = 0; c < C; c++) y[c] *= inv;
-            y[lab] -= 1.0f;
-            ((float *)j->loss)[b] = logf(s) - (f[lab] - m);
+            ((float *)j->loss)[b] =
+                j->simd->sparse_xent_row((const float *)j->f + b * C, (float *)j->back + b * C, C, lab);
         }
     }
 }
@@ -267,8 +236,8 @@ bool tfc_nn_sparse_xent(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *loss = k->out[0], *back = k->out[1];
     tfc_dtype dt = f->dtype;
     if (dt != TFC_FLOAT && dt != TFC_DOUBLE && !nn_is_half(dt)) return tfc_kernel_unimplemented(k, dt, st);
-    sxent_job j = {.batch = f->shape.dims[0], .classes = f->shape.dims[1], .f = f->data, .loss = loss->data,
-                   .back = back->data, .dt = dt};
+    sxent_job j = {.simd = tfc_nn_simd_get(), .batch = f->shape.dims[0], .classes = f->shape.dims[1],
+                   .f = f->data, .loss = loss->data, .back = back->data, .dt = dt};
     if (j.batch == 0) return true;
     int64_t *labels = tfc_malloc((size_t)j.batch * sizeof(int64_t));
     if (!labels) return tfc_status_oom(st, k->op->name, (size_t)j.batch * sizeof(int64_t));
