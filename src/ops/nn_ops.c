@@ -222,6 +222,7 @@ static tfc_tensor *em_scalar(emitter *e, tfc_dtype dt, double v) {
 static tfc_tensor *em_op(emitter *e, const char *op, tfc_tensor *a, tfc_tensor *b, bool two, const tfc_attr *attrs,
                          int n_attrs) {
     if (e->failed || !a || (two && !b)) {
+        if (!e->failed) tfc_status_set(e->st, TFC_INTERNAL, "%s gradient: an input of %s is missing", "nn", op);
         e->failed = true;
         return NULL;
     }

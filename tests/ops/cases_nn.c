@@ -224,6 +224,10 @@ const bad_case bad_cases_nn[] = {
     {"Softplus", "bool", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_BOOL, .code = INV, .expect = {"Softplus", "bool"}},
     {"LeakyRelu", "int64", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_INT64, .code = INV, .expect = {"LeakyRelu", "int64"}},
     {"Relu", "bool", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_BOOL, .code = INV, .expect = {"Relu", "bool"}},
+    {"Relu6", "bool", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_BOOL, .code = INV, .expect = {"Relu6", "bool"}},
+    {"Selu", "int16", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_INT16, .code = INV, .expect = {"Selu", "int16"}},
+    {"Softsign", "uint8", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_UINT8, .code = INV, .expect = {"Softsign", "uint8"}},
+    {"Elu", "two inputs", 2, {IN_R(1, -1, 1, 3), IN_R(1, -1, 1, 3)}, .code = INV, .expect = {"Elu"}},
     {"LeakyRelu", "alpha not a float", 1, {IN_R(1, -1, 1, 3)}, .n_attrs = 1, .attrs = {A_S("alpha", "x")},
      .code = INV, .expect = {"LeakyRelu", "alpha"}},
     {"ReluGrad", "shape mismatch", 2, {IN_R(1, -1, 1, 2), IN_R(1, -1, 1, 3)}, .code = INV,
@@ -260,6 +264,7 @@ const bad_case bad_cases_nn[] = {
 
     /* Softmax, LogSoftmax */
     {"Softmax", "rank 0", 1, {IN_R(0, -1, 1, 0)}, .code = INV, .expect = {"Softmax", "logits must have >= 1 dimension", "[]"}},
+    {"LogSoftmax", "int64", 1, {IN_R(2, -1, 1, 2, 3)}, .dtype = TFC_INT64, .code = INV, .expect = {"LogSoftmax", "int64"}},
     {"LogSoftmax", "rank 0", 1, {IN_R(0, -1, 1, 0)}, .code = INV, .expect = {"LogSoftmax", ">= 1 dimension"}},
     {"Softmax", "int32", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_INT32, .code = INV, .expect = {"Softmax", "int32"}},
 
@@ -293,6 +298,7 @@ const bad_case bad_cases_nn[] = {
      .expect = {"SparseSoftmaxCrossEntropyWithLogits", "float32"}},
 
     /* L2Loss */
+    {"L2Loss", "no input", 0, {{0}}, .code = INV, .expect = {"L2Loss"}},
     {"L2Loss", "int32", 1, {IN_R(1, -1, 1, 3)}, .dtype = TFC_INT32, .code = INV, .expect = {"L2Loss", "int32"}},
 
     /* FusedBatchNormV3 */
