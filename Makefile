@@ -14,8 +14,8 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
                 libjpeg62-turbo-dev dataset-fashion-mnist python3-venv
-PY_PACKAGES  := pytest numpy tensorflow-cpu
-PY_MODULES   := pytest numpy tensorflow
+PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras
+PY_MODULES   := pytest numpy tensorflow tf_keras
 
 .PHONY: all demo test build asan conformance conformance-asan ctest ctest-asan deps venv clean
 
@@ -38,7 +38,7 @@ venv: deps
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
 	  { $(PY) -m pip install -q --upgrade pip && \
-	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow; }; }
+	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras; }; }
 
 build: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
