@@ -18,6 +18,10 @@ extern "C" {
 #define TFC_API __attribute__((visibility("default")))
 #endif
 
+/* Tri-state for optional booleans (Keras arguments, tf.data options): zero is the default of that argument. */
+typedef enum { TFC_DEFAULT = 0, TFC_YES = 1, TFC_NO = -1 } tfc_flag;
+#define TFC_FLAG(f, dflt) ((f) == TFC_DEFAULT ? (dflt) : (f) == TFC_YES)
+
 /* ---- allocation ---------------------------------------------------------------------------------
  * tfc_malloc/tfc_calloc/tfc_realloc return NULL on failure (never abort). They go through a hook that
  * tests replace to fail allocations (see tfc_alloc_fail_after). Memory is 64-byte aligned when

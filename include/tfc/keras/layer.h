@@ -23,9 +23,7 @@ extern "C" {
 typedef struct tfc_layer tfc_layer;
 typedef struct tfc_ktensor tfc_ktensor;
 
-/* Tri-state for Keras booleans: zero is the Keras default of that argument. */
-typedef enum { TFC_DEFAULT = 0, TFC_YES = 1, TFC_NO = -1 } tfc_flag;
-#define TFC_FLAG(f, dflt) ((f) == TFC_DEFAULT ? (dflt) : (f) == TFC_YES)
+/* tfc_flag (Keras booleans whose default is true) is declared in tfc/platform.h. */
 
 /* ---- initializers (tf.keras.initializers) --------------------------------------------------------------
  * name: Keras identifier: "glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform",
