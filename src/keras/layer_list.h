@@ -17,6 +17,20 @@
     TFC_KERAS_LAYER(Embedding, embedding)                 \
     TFC_KERAS_LAYER(Add, add)                             \
     TFC_KERAS_LAYER(Multiply, multiply)                   \
-    TFC_KERAS_LAYER(Concatenate, concatenate)
+    TFC_KERAS_LAYER(Concatenate, concatenate)             \
+    TFC_KERAS_LAYER(Conv2D, conv2d)                       \
+    TFC_KERAS_LAYER(Convolution2D, conv2d)                \
+    TFC_KERAS_LAYER(DepthwiseConv2D, depthwise_conv2d)    \
+    TFC_KERAS_LAYER(MaxPooling2D, max_pooling2d)          \
+    TFC_KERAS_LAYER(MaxPool2D, max_pooling2d)             \
+    TFC_KERAS_LAYER(AveragePooling2D, average_pooling2d)  \
+    TFC_KERAS_LAYER(AvgPool2D, average_pooling2d)         \
+    TFC_KERAS_LAYER(GlobalAveragePooling2D, global_average_pooling2d) \
+    TFC_KERAS_LAYER(GlobalAvgPool2D, global_average_pooling2d) \
+    TFC_KERAS_LAYER(GlobalMaxPooling2D, global_max_pooling2d) \
+    TFC_KERAS_LAYER(GlobalMaxPool2D, global_max_pooling2d) \
+    TFC_KERAS_LAYER(ZeroPadding2D, zero_padding2d)        \
+    TFC_KERAS_LAYER(BatchNormalization, batch_normalization) \
+    TFC_KERAS_LAYER(LayerNormalization, layer_normalization)
 
 #endif

@@ -42,7 +42,9 @@ typedef struct {
 TFC_API tfc_layer *tfc_layers_dense_new(const tfc_dense_opts *o);
 #define tfc_layers_dense(...) tfc_layers_dense_new(&(tfc_dense_opts){__VA_ARGS__})
 
-/* Conv2D: kernel [kh, kw, in/groups, filters], bias [filters]. padding "valid" (default) or "same". */
+/* Conv2D: kernel [kh, kw, in/groups, filters], bias [filters]. padding "valid" (default) or "same".
+ * Pairs (kernel_size, strides, dilation_rate, and pool_size below) given as {k} mean {k, k}, like Keras's int
+ * form; padding and data_format are case-insensitive. Inputs of rank > 4 carry extra leading batch dims. */
 typedef struct {
     TFC_LAYER_COMMON_OPTS;
     int64_t filters;
@@ -107,8 +109,14 @@ typedef struct { TFC_LAYER_COMMON_OPTS; int64_t target_shape[TFC_MAX_RANK]; int 
 TFC_API tfc_layer *tfc_layers_reshape_new(const tfc_reshape_layer_opts *o);
 #define tfc_layers_reshape(...) tfc_layers_reshape_new(&(tfc_reshape_layer_opts){__VA_ARGS__})
 
-/* ZeroPadding2D: padding {{top, bottom}, {left, right}}; all zero = 1 on every side as Keras's default. */
-typedef struct { TFC_LAYER_COMMON_OPTS; int64_t padding[2][2]; const char *data_format; } tfc_zero_padding2d_opts;
+/* ZeroPadding2D: padding {{top, bottom}, {left, right}}; all zero = 1 on every side as Keras's default unless
+ * has_padding (then all zero is no padding). */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t padding[2][2];
+    const char *data_format;
+    bool has_padding;
+} tfc_zero_padding2d_opts;
 TFC_API tfc_layer *tfc_layers_zero_padding2d_new(const tfc_zero_padding2d_opts *o);
 #define tfc_layers_zero_padding2d(...) tfc_layers_zero_padding2d_new(&(tfc_zero_padding2d_opts){__VA_ARGS__})
 
@@ -149,6 +157,7 @@ TFC_API tfc_layer *tfc_layers_softmax_new(const tfc_softmax_layer_opts *o);
 typedef struct {
     TFC_LAYER_COMMON_OPTS;
     int64_t axis; bool has_axis;  /* default -1 */
+    int64_t axes[TFC_MAX_RANK]; int n_axes; /* axis as a list (Keras's axis=[1, 2]); used when n_axes > 0 */
     double momentum;              /* 0 = 0.99 */
     double epsilon;               /* 0 = 0.001 */
     tfc_flag center, scale;       /* default yes */
