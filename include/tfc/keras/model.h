@@ -34,6 +34,14 @@ TFC_API bool tfc_model_add(tfc_model *m, tfc_layer *layer, tfc_status *st);
  * does not depend on the inputs (names the tensor and layer). */
 TFC_API tfc_model *tfc_model_new(tfc_ctx *ctx, tfc_ktensor *const *inputs, int n_in, tfc_ktensor *const *outputs,
                                  int n_out, const char *name, tfc_status *st);
+/* tf.keras.models.model_from_config / model_from_json: a Sequential or Functional model rebuilt from Keras's model
+ * JSON: {"class_name": "Sequential"|"Functional"|"Model", "config": {...}} in the Keras 2 or Keras 3 dialect, as
+ * written by model.to_json() (extra top-level keys ignored), or wrapped in {"model_config": ...} (.h5, tfjs).
+ * Layers come from tfc_layer_from_config; Functional inbound nodes are replayed on Keras tensors (shared layers,
+ * multi-input/output and nested models included). Weights are created (initialised as the configs say) when
+ * the config gives the input shapes. INVALID_ARGUMENT for malformed configs and unknown layer classes (naming
+ * them), the layer errors of tfc_model_add / tfc_layer_apply for incompatible shapes. (src/keras/model_config.c) */
+TFC_API tfc_model *tfc_model_from_config(tfc_ctx *ctx, const char *json, tfc_status *st);
 /* Subclassed models: cls->size bytes, zeroed, with a struct that embeds tfc_model first (use
  * TFC_MODEL_BASE_SIZE to check) and cls->call doing the forward pass with tfc_layer_call on sublayers
  * registered through tfc_model_track (which takes the sublayer and returns it). */
