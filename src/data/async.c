@@ -1,0 +1,268 @@
+/* The parallel/prefetch engine (see async.h), with AUTOTUNE's hill climb: over windows of 16 elements the
+ * consumer measures how much of its time it spent waiting; above 5% the stage doubles its parallelism (up to its
+ * threads) and its capacity (up to max_capacity). */
+#include <string.h>
+
+#include "data/async.h"
+
+#define AUTOTUNE_WINDOW 16
+#define AUTOTUNE_WAIT_FRACTION 0.05
+
+enum { SLOT_PENDING, SLOT_READY, SLOT_END };
+
+typedef struct aslot {
+    int state;
+    bool failed;
+    tfc_status st;
+    tfc_tensor *out[];        /* n_out */
+} aslot;
+
+struct data_async {
+    data_async_cfg cfg;
+    const data_ictx *ictx;
+    pthread_mutex_t mu, in_mu;
+    pthread_cond_t work_cv, ready_cv;
+    aslot **q;                /* outstanding slots, oldest first */
+    int qn, qcap;
+    int busy;                 /* workers between reserving a slot and completing it */
+    int parallelism, capacity;
+    bool in_done;             /* the input reported its end (guarded by in_mu) */
+    bool cancelled, started;
+    pthread_t *threads;
+    int n_threads;
+    /* autotune window (consumer thread only) */
+    double last_return, win_wait, win_total;
+    int win_count;
+};
+
+static void slot_free(aslot *s, int n) {
+    if (!s) return;
+    for (int i = 0; i < n; i++) tfc_tensor_unref(s->out[i]);
+    tfc_free(s);
+}
+
+static void *worker_main(void *arg) {
+    data_async *a = arg;
+    const data_async_cfg *c = &a->cfg;
+    tfc_ctx *ctx = NULL;
+    size_t ssize = sizeof(aslot) + (size_t)c->n_out * sizeof(tfc_tensor *);
+    aslot *spare = NULL;
+    for (;;) {
+        if (!spare && !(spare = tfc_calloc(1, ssize))) break; /* out of memory: leave the work to others */
+        if (c->worker_ctx && !ctx) {
+            tfc_status cst = TFC_STATUS_INIT;
+            ctx = data_ctx_new(a->ictx, false, &cst);
+        }
+        pthread_mutex_lock(&a->in_mu);
+        if (a->in_done) {
+            pthread_mutex_unlock(&a->in_mu);
+            break;
+        }
+        pthread_mutex_lock(&a->mu);
+        while (!a->cancelled && (a->qn >= a->capacity || a->busy >= a->parallelism))
+            pthread_cond_wait(&a->work_cv, &a->mu);
+        if (a->cancelled) {
+            pthread_mutex_unlock(&a->mu);
+            pthread_mutex_unlock(&a->in_mu);
+            break;
+        }
+        aslot *s = spare;
+        spare = NULL;
+        s->state = SLOT_PENDING;
+        a->q[a->qn++] = s;
+        a->busy++;
+        pthread_mutex_unlock(&a->mu);
+
+        void *work = NULL;
+        bool end = false;
+        tfc_status st = TFC_STATUS_INIT;
+        bool ok = c->fetch(c->self, &work, &end, &st);
+        if (ok && end) a->in_done = true;
+        pthread_mutex_unlock(&a->in_mu);
+        if (ok && !end) {
+            if (c->process) {
+                if (c->worker_ctx && !ctx) {
+                    ok = tfc_status_set(&st, TFC_RESOURCE_EXHAUSTED, "%s: no eager context for a worker", c->name);
+                    c->drop(c->self, work);
+                } else {
+                    ok = c->process(c->self, ctx, work, s->out, &st);
+                }
+            } else {
+                memcpy(s->out, work, (size_t)c->n_out * sizeof(tfc_tensor *));
+                tfc_free(work);
+            }
+            if (!ok) {
+                for (int i = 0; i < c->n_out; i++) {
+                    tfc_tensor_unref(s->out[i]);
+                    s->out[i] = NULL;
+                }
+                if (st.code == TFC_OK) tfc_status_set(&st, TFC_INTERNAL, "%s: failed without a status", c->name);
+            }
+        }
+        pthread_mutex_lock(&a->mu);
+        s->state = ok && end ? SLOT_END : SLOT_READY;
+        s->failed = !ok;
+        s->st = st;
+        a->busy--;
+        pthread_cond_broadcast(&a->ready_cv);
+        pthread_cond_broadcast(&a->work_cv);
+        pthread_mutex_unlock(&a->mu);
+        if (ok && end) break;
+    }
+    tfc_free(spare);
+    data_ctx_free(ctx);
+    return NULL;
+}
+
+void data_async_parallel_cfg(data_async_cfg *cfg, int64_t num_parallel_calls, const data_ictx *ictx) {
+    int maxt = ictx->max_threads > 0 ? ictx->max_threads : 1;
+    if (num_parallel_calls == TFC_AUTOTUNE) {
+        cfg->threads = maxt;
+        cfg->parallelism = 1;
+        cfg->autotune = true;
+    } else {
+        int n = num_parallel_calls > maxt ? maxt : (int)num_parallel_calls;
+        cfg->threads = cfg->parallelism = n < 1 ? 1 : n;
+        cfg->autotune = false;
+    }
+    cfg->capacity_follows_parallelism = true;
+    cfg->capacity = cfg->parallelism;
+    cfg->max_capacity = cfg->threads;
+}
+
+data_async *data_async_new(const data_async_cfg *cfg, const data_ictx *ictx, tfc_status *st) {
+    data_async *a = tfc_calloc(1, sizeof *a);
+    if (!a) {
+        tfc_status_oom(st, cfg->name, sizeof *a);
+        return NULL;
+    }
+    a->cfg = *cfg;
+    if (a->cfg.threads < 1) a->cfg.threads = 1;
+    if (a->cfg.parallelism < 1) a->cfg.parallelism = 1;
+    if (a->cfg.parallelism > a->cfg.threads) a->cfg.parallelism = a->cfg.threads;
+    if (a->cfg.capacity < 1) a->cfg.capacity = 1;
+    if (a->cfg.max_capacity < a->cfg.capacity) a->cfg.max_capacity = a->cfg.capacity;
+    a->ictx = ictx;
+    a->parallelism = a->cfg.parallelism;
+    a->capacity = a->cfg.capacity;
+    a->qcap = a->cfg.max_capacity + 1;
+    a->q = tfc_calloc((size_t)a->qcap, sizeof *a->q);
+    a->threads = tfc_calloc((size_t)a->cfg.threads, sizeof *a->threads);
+    if (!a->q || !a->threads) {
+        tfc_free(a->q);
+        tfc_free(a->threads);
+        tfc_free(a);
+        tfc_status_oom(st, cfg->name, 0);
+        return NULL;
+    }
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_mutex_init(&a->in_mu, NULL);
+    pthread_cond_init(&a->work_cv, NULL);
+    pthread_cond_init(&a->ready_cv, NULL);
+    return a;
+}
+
+static bool start_threads(data_async *a, tfc_status *st) {
+    a->started = true;
+    for (int i = 0; i < a->cfg.threads; i++) {
+        if (pthread_create(&a->threads[i], NULL, worker_main, a) != 0) break;
+        a->n_threads++;
+    }
+    if (a->n_threads == 0) return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "%s: cannot start a thread", a->cfg.name);
+    if (a->n_threads < a->cfg.threads) {
+        a->cfg.threads = a->n_threads;
+        if (a->parallelism > a->n_threads) a->parallelism = a->n_threads;
+    }
+    return true;
+}
+
+/* Index of the slot to hand out, -1 to wait. */
+static int pick(const data_async *a) {
+    if (a->qn == 0) return -1;
+    if (a->cfg.deterministic) return a->q[0]->state == SLOT_PENDING ? -1 : 0;
+    for (int i = 0; i < a->qn; i++)
+        if (a->q[i]->state == SLOT_READY) return i;
+    return a->qn == 1 && a->q[0]->state == SLOT_END ? 0 : -1;
+}
+
+static void autotune(data_async *a, double t_enter, double wait) {
+    double now = data_now();
+    if (a->last_return > 0) a->win_total += now - a->last_return;
+    else a->win_total += now - t_enter;
+    a->win_wait += wait;
+    a->last_return = now;
+    if (++a->win_count < AUTOTUNE_WINDOW) return;
+    if (a->win_total > 0 && a->win_wait > AUTOTUNE_WAIT_FRACTION * a->win_total) {
+        if (a->parallelism < a->cfg.threads) {
+            a->parallelism = a->parallelism * 2 > a->cfg.threads ? a->cfg.threads : a->parallelism * 2;
+        }
+        if (a->cfg.capacity_follows_parallelism) {
+            if (a->capacity < a->parallelism) a->capacity = a->parallelism;
+        } else if (a->capacity < a->cfg.max_capacity) {
+            a->capacity = a->capacity * 2 > a->cfg.max_capacity ? a->cfg.max_capacity : a->capacity * 2;
+        }
+        pthread_cond_broadcast(&a->work_cv);
+    }
+    a->win_count = 0;
+    a->win_wait = a->win_total = 0;
+}
+
+bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st) {
+    double t_enter = a->cfg.autotune ? data_now() : 0, wait = 0;
+    pthread_mutex_lock(&a->mu);
+    if (!a->started && !start_threads(a, st)) {
+        pthread_mutex_unlock(&a->mu);
+        return false;
+    }
+    int i;
+    while ((i = pick(a)) < 0) {
+        double w0 = a->cfg.autotune ? data_now() : 0;
+        pthread_cond_wait(&a->ready_cv, &a->mu);
+        if (a->cfg.autotune) wait += data_now() - w0;
+    }
+    aslot *s = a->q[i];
+    if (s->state == SLOT_END) { /* stays queued: later calls end too */
+        *end = true;
+        pthread_mutex_unlock(&a->mu);
+        return true;
+    }
+    memmove(a->q + i, a->q + i + 1, (size_t)(a->qn - i - 1) * sizeof *a->q);
+    a->qn--;
+    if (a->cfg.autotune) autotune(a, t_enter, wait);
+    pthread_cond_broadcast(&a->work_cv);
+    pthread_mutex_unlock(&a->mu);
+    bool ok = !s->failed;
+    if (ok) {
+        memcpy(out, s->out, (size_t)a->cfg.n_out * sizeof *out);
+        tfc_free(s);
+    } else {
+        *st = s->st;
+        slot_free(s, a->cfg.n_out);
+    }
+    return ok;
+}
+
+void data_async_free(data_async *a) {
+    if (!a) return;
+    pthread_mutex_lock(&a->mu);
+    a->cancelled = true;
+    pthread_cond_broadcast(&a->work_cv);
+    pthread_cond_broadcast(&a->ready_cv);
+    pthread_mutex_unlock(&a->mu);
+    for (int i = 0; i < a->n_threads; i++) pthread_join(a->threads[i], NULL);
+    for (int i = 0; i < a->qn; i++) slot_free(a->q[i], a->cfg.n_out);
+    pthread_mutex_destroy(&a->mu);
+    pthread_mutex_destroy(&a->in_mu);
+    pthread_cond_destroy(&a->work_cv);
+    pthread_cond_destroy(&a->ready_cv);
+    tfc_free(a->q);
+    tfc_free(a->threads);
+    tfc_free(a);
+}
+
+void data_async_stats(data_async *a, int *parallelism, int *capacity) {
+    pthread_mutex_lock(&a->mu);
+    if (parallelism) *parallelism = a->parallelism;
+    if (capacity) *capacity = a->capacity;
+    pthread_mutex_unlock(&a->mu);
+}

@@ -1,0 +1,461 @@
+/* interleave, flat_map and parallel interleave.
+ *
+ * The order is TensorFlow's InterleaveDataset: a cycle of cycle_length slots, each holding the iterator of the
+ * dataset made from one input element; block_length elements are taken from the current slot before moving to
+ * the next; an exhausted slot is refilled from the input when the cycle comes back to it.
+ *
+ * The parallel version keeps that order (unless deterministic is off): worker threads read ahead from the open
+ * slots into small per-slot queues (the current slot first) while the consumer walks the cycle exactly as the
+ * sequential algorithm does, taking elements from the queues. Input elements are read, and inner datasets made,
+ * by the consumer. Memory is bounded by cycle_length * queue length elements. */
+#include <stdio.h>
+#include <string.h>
+
+#include "data/data_internal.h"
+
+#define QUEUE_MIN 2
+#define QUEUE_MAX 64
+
+typedef struct ileave_params {
+    data_interleave_params p;
+    bool check;               /* the declared spec has known parts: check inner elements */
+} ileave_params;
+
+static int64_t resolve_cycle(int64_t c) { return c <= 0 ? tfc_num_cores() : c; }
+
+/* ---- common: the input side (consumer only) ------------------------------------------------------------- */
+typedef struct ileave_in {
+    data_iter *in;
+    tfc_ctx *ctx;
+    tfc_tensor **args;
+} ileave_in;
+
+/* Reads the next input element and makes the inner dataset and its iterator. *end at the input's end. */
+static bool open_inner(data_iter *base, ileave_in *x, tfc_dataset **ds_out, data_iter **it_out, bool *end,
+                       tfc_status *st) {
+    tfc_dataset *ds = base->ds;
+    const ileave_params *ip = ds->p;
+    int n_in = ds->inputs[0]->spec.n;
+    const char *what = ip->p.flat_map ? "flat_map" : "interleave";
+    *ds_out = NULL;
+    *it_out = NULL;
+    if (!x->ctx && !(x->ctx = data_ctx_new(base->ictx, true, st))) return false;
+    if (!data_iter_next(x->in, x->args, end, st) || *end) return *end;
+    tfc_dataset *inner = data_call_dataset_fn(x->ctx, ip->p.fn, ip->p.user, x->args, n_in, &ds->spec, what, st);
+    data_unref_n(x->args, n_in);
+    if (!inner) return false;
+    data_iter *it = data_iter_make(inner, base->ictx, st);
+    if (!it) {
+        tfc_dataset_unref(inner);
+        return false;
+    }
+    *ds_out = inner;
+    *it_out = it;
+    return true;
+}
+
+static bool ileave_in_init(ileave_in *x, tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
+    int n_in = ds->inputs[0]->spec.n;
+    x->args = tfc_calloc((size_t)(n_in ? n_in : 1), sizeof *x->args);
+    if (!x->args) return tfc_status_oom(st, ds->kind->name, 0);
+    return (x->in = data_iter_make(ds->inputs[0], ictx, st)) != NULL;
+}
+
+static void ileave_in_free(ileave_in *x, int n_in) {
+    if (x->args) data_unref_n(x->args, n_in);
+    tfc_free(x->args);
+    data_iter_free(x->in);
+    data_ctx_free(x->ctx);
+}
+
+/* ---- sequential ---------------------------------------------------------------------------------------------- */
+typedef struct slot {
+    tfc_dataset *ds;
+    data_iter *it;
+} slot;
+
+typedef struct ileave_iter {
+    data_iter base;
+    ileave_in x;
+    slot *slots;
+    int64_t cycle_length, block_length;
+    int64_t ci, bi, num_open;
+    bool end_of_input;
+} ileave_iter;
+
+static void advance_cycle(int64_t *ci, int64_t *bi, int64_t cycle_length) {
+    *bi = 0;
+    *ci = (*ci + 1) % cycle_length;
+}
+
+static void close_slot(slot *s) {
+    data_iter_free(s->it);
+    tfc_dataset_unref(s->ds);
+    s->it = NULL;
+    s->ds = NULL;
+}
+
+static bool ileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *st) {
+    ileave_iter *it = (ileave_iter *)it_;
+    const ileave_params *ip = it_->ds->p;
+    while (!it->end_of_input || it->num_open > 0) {
+        slot *s = &it->slots[it->ci];
+        if (s->it) {
+            bool e = false;
+            if (!data_iter_next(s->it, out, &e, st)) return false;
+            if (!e) {
+                if (ip->check && !data_spec_check(&it_->ds->spec, out, it_->ds->kind->name, st)) {
+                    data_unref_n(out, it_->ds->spec.n);
+                    return false;
+                }
+                if (++it->bi == it->block_length) advance_cycle(&it->ci, &it->bi, it->cycle_length);
+                return true;
+            }
+            close_slot(s);
+            it->num_open--;
+            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+        } else if (!it->end_of_input) {
+            bool e = false;
+            if (!open_inner(it_, &it->x, &s->ds, &s->it, &e, st)) return false;
+            if (e) it->end_of_input = true;
+            else it->num_open++;
+        } else {
+            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+        }
+    }
+    *end = true;
+    return true;
+}
+
+static void ileave_iter_free(data_iter *it_) {
+    ileave_iter *it = (ileave_iter *)it_;
+    for (int64_t i = 0; it->slots && i < it->cycle_length; i++) close_slot(&it->slots[i]);
+    tfc_free(it->slots);
+    ileave_in_free(&it->x, it_->ds->inputs[0]->spec.n);
+}
+
+static const data_iter_vt ileave_vt = {ileave_next, ileave_iter_free};
+
+static data_iter *ileave_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
+    const ileave_params *ip = ds->p;
+    ileave_iter *it = data_iter_alloc(sizeof *it, &ileave_vt, ds, ictx, st);
+    if (!it) return NULL;
+    it->cycle_length = ip->p.flat_map ? 1 : resolve_cycle(ip->p.cycle_length);
+    it->block_length = ip->p.flat_map ? 1 : ip->p.block_length;
+    it->slots = tfc_calloc((size_t)it->cycle_length, sizeof *it->slots);
+    if (!it->slots) {
+        tfc_status_oom(st, ds->kind->name, (size_t)it->cycle_length * sizeof *it->slots);
+        data_iter_free(&it->base);
+        return NULL;
+    }
+    if (!ileave_in_init(&it->x, ds, ictx, st)) {
+        data_iter_free(&it->base);
+        return NULL;
+    }
+    return &it->base;
+}
+
+/* ---- parallel -------------------------------------------------------------------------------------------------- */
+typedef struct pslot {
+    tfc_dataset *ds;
+    data_iter *it;
+    tfc_tensor **q;           /* qcap entries of n components */
+    tfc_status *qst;          /* per entry: code != OK marks an error entry */
+    int qh, qn;
+    bool ended, busy;
+} pslot;
+
+typedef struct pileave_iter {
+    data_iter base;
+    ileave_in x;
+    pslot *slots;
+    int64_t cycle_length, block_length;
+    int64_t ci, bi, num_open;
+    bool end_of_input;
+    int n, qcap;
+    bool deterministic;
+    pthread_mutex_t mu;
+    pthread_cond_t work_cv, ready_cv;
+    bool cancelled, started;
+    pthread_t *threads;
+    int want_threads, n_threads;
+} pileave_iter;
+
+static pslot *pick_work(pileave_iter *it) {
+    for (int64_t k = 0; k < it->cycle_length; k++) {
+        pslot *s = &it->slots[(it->ci + k) % it->cycle_length];
+        if (s->it && !s->busy && !s->ended && s->qn < it->qcap) return s;
+    }
+    return NULL;
+}
+
+static void *pileave_worker(void *arg) {
+    pileave_iter *it = arg;
+    const ileave_params *ip = it->base.ds->p;
+    int n = it->n;
+    tfc_tensor **tmp = tfc_calloc((size_t)(n ? n : 1), sizeof *tmp);
+    pthread_mutex_lock(&it->mu);
+    while (tmp && !it->cancelled) {
+        pslot *s = pick_work(it);
+        if (!s) {
+            pthread_cond_wait(&it->work_cv, &it->mu);
+            continue;
+        }
+        s->busy = true;
+        data_iter *sit = s->it;
+        pthread_mutex_unlock(&it->mu);
+        bool e = false;
+        tfc_status st = TFC_STATUS_INIT;
+        bool ok = data_iter_next(sit, tmp, &e, &st);
+        if (ok && !e && ip->check && !data_spec_check(&it->base.ds->spec, tmp, it->base.ds->kind->name, &st)) {
+            data_unref_n(tmp, n);
+            ok = false;
+        }
+        if (!ok && st.code == TFC_OK) tfc_status_set(&st, TFC_INTERNAL, "interleave: failed without a status");
+        pthread_mutex_lock(&it->mu);
+        if (ok && e) {
+            s->ended = true;
+        } else {
+            int k = (s->qh + s->qn) % it->qcap;
+            memcpy(s->q + (size_t)k * n, tmp, (size_t)n * sizeof *tmp);
+            memset(tmp, 0, (size_t)n * sizeof *tmp);
+            s->qst[k] = ok ? (tfc_status)TFC_STATUS_INIT : st;
+            s->qn++;
+        }
+        s->busy = false;
+        pthread_cond_broadcast(&it->ready_cv);
+        pthread_cond_broadcast(&it->work_cv);
+    }
+    pthread_mutex_unlock(&it->mu);
+    tfc_free(tmp);
+    return NULL;
+}
+
+/* Pops the oldest entry of s (lock held). */
+static bool pop(pileave_iter *it, pslot *s, tfc_tensor **out, tfc_status *st) {
+    int k = s->qh;
+    s->qh = (s->qh + 1) % it->qcap;
+    s->qn--;
+    pthread_cond_broadcast(&it->work_cv);
+    if (s->qst[k].code != TFC_OK) {
+        *st = s->qst[k];
+        return false;
+    }
+    memcpy(out, s->q + (size_t)k * it->n, (size_t)it->n * sizeof *out);
+    memset(s->q + (size_t)k * it->n, 0, (size_t)it->n * sizeof *out);
+    return true;
+}
+
+static bool pileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *st) {
+    pileave_iter *it = (pileave_iter *)it_;
+    pthread_mutex_lock(&it->mu);
+    if (!it->started) {
+        it->started = true;
+        for (int i = 0; i < it->want_threads; i++) {
+            if (pthread_create(&it->threads[i], NULL, pileave_worker, it) != 0) break;
+            it->n_threads++;
+        }
+        if (it->n_threads == 0) {
+            pthread_mutex_unlock(&it->mu);
+            return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "interleave: cannot start a thread");
+        }
+    }
+    bool ok = true;
+    while (!it->end_of_input || it->num_open > 0) {
+        pslot *s = &it->slots[it->ci];
+        if (s->it) {
+            while (s->qn == 0 && !s->ended) {
+                if (!it->deterministic) { /* take a ready element of another slot */
+                    for (int64_t k = 1; k < it->cycle_length; k++) {
+                        pslot *o = &it->slots[(it->ci + k) % it->cycle_length];
+                        if (o->qn > 0) {
+                            ok = pop(it, o, out, st);
+                            pthread_mutex_unlock(&it->mu);
+                            return ok;
+                        }
+                    }
+                }
+                pthread_cond_wait(&it->ready_cv, &it->mu);
+            }
+            if (s->qn > 0) {
+                ok = pop(it, s, out, st);
+                if (ok && ++it->bi == it->block_length) advance_cycle(&it->ci, &it->bi, it->cycle_length);
+                pthread_mutex_unlock(&it->mu);
+                return ok;
+            }
+            /* ended and drained: no worker touches it any more */
+            slot old = {s->ds, s->it};
+            s->ds = NULL;
+            s->it = NULL;
+            s->ended = false;
+            it->num_open--;
+            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+            pthread_mutex_unlock(&it->mu);
+            close_slot(&old);
+            pthread_mutex_lock(&it->mu);
+        } else if (!it->end_of_input) {
+            pthread_mutex_unlock(&it->mu);
+            bool e = false;
+            tfc_dataset *ds = NULL;
+            data_iter *sit = NULL;
+            ok = open_inner(it_, &it->x, &ds, &sit, &e, st);
+            pthread_mutex_lock(&it->mu);
+            if (!ok) break;
+            if (e) {
+                it->end_of_input = true;
+            } else {
+                s->ds = ds;
+                s->it = sit;
+                s->qh = s->qn = 0;
+                it->num_open++;
+                pthread_cond_broadcast(&it->work_cv);
+            }
+        } else {
+            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+        }
+    }
+    if (ok) *end = true;
+    pthread_mutex_unlock(&it->mu);
+    return ok;
+}
+
+static void pileave_iter_free(data_iter *it_) {
+    pileave_iter *it = (pileave_iter *)it_;
+    if (it->threads) {
+        pthread_mutex_lock(&it->mu);
+        it->cancelled = true;
+        pthread_cond_broadcast(&it->work_cv);
+        pthread_mutex_unlock(&it->mu);
+        for (int i = 0; i < it->n_threads; i++) pthread_join(it->threads[i], NULL);
+        pthread_mutex_destroy(&it->mu);
+        pthread_cond_destroy(&it->work_cv);
+        pthread_cond_destroy(&it->ready_cv);
+    }
+    for (int64_t i = 0; it->slots && i < it->cycle_length; i++) {
+        pslot *s = &it->slots[i];
+        slot sl = {s->ds, s->it};
+        close_slot(&sl);
+        if (s->q) data_unref_n(s->q, it->qcap * it->n);
+        tfc_free(s->q);
+        tfc_free(s->qst);
+    }
+    tfc_free(it->slots);
+    tfc_free(it->threads);
+    ileave_in_free(&it->x, it_->ds->inputs[0]->spec.n);
+}
+
+static const data_iter_vt pileave_vt = {pileave_next, pileave_iter_free};
+
+static data_iter *pileave_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
+    const ileave_params *ip = ds->p;
+    pileave_iter *it = data_iter_alloc(sizeof *it, &pileave_vt, ds, ictx, st);
+    if (!it) return NULL;
+    it->cycle_length = resolve_cycle(ip->p.cycle_length);
+    it->block_length = ip->p.block_length;
+    it->n = ds->spec.n;
+    int64_t q = it->block_length < QUEUE_MIN ? QUEUE_MIN : it->block_length > QUEUE_MAX ? QUEUE_MAX : it->block_length;
+    it->qcap = (int)q;
+    it->deterministic = ip->p.deterministic == TFC_DEFAULT ? ictx->deterministic : ip->p.deterministic == TFC_YES;
+    int64_t t = ip->p.num_parallel_calls == TFC_AUTOTUNE ? ictx->max_threads : ip->p.num_parallel_calls;
+    if (t > it->cycle_length) t = it->cycle_length;
+    if (t > ictx->max_threads) t = ictx->max_threads;
+    it->want_threads = t < 1 ? 1 : (int)t;
+    it->slots = tfc_calloc((size_t)it->cycle_length, sizeof *it->slots);
+    it->threads = it->slots ? tfc_calloc((size_t)it->want_threads, sizeof *it->threads) : NULL;
+    if (!it->threads) {
+        tfc_status_oom(st, "interleave", 0);
+        data_iter_free(&it->base);
+        return NULL;
+    }
+    pthread_mutex_init(&it->mu, NULL);
+    pthread_cond_init(&it->work_cv, NULL);
+    pthread_cond_init(&it->ready_cv, NULL);
+    for (int64_t i = 0; i < it->cycle_length; i++) {
+        pslot *s = &it->slots[i];
+        s->q = tfc_calloc((size_t)it->qcap * (size_t)(it->n ? it->n : 1), sizeof *s->q);
+        s->qst = tfc_calloc((size_t)it->qcap, sizeof *s->qst);
+        if (!s->q || !s->qst) {
+            tfc_status_oom(st, "interleave", 0);
+            data_iter_free(&it->base);
+            return NULL;
+        }
+    }
+    if (!ileave_in_init(&it->x, ds, ictx, st)) {
+        data_iter_free(&it->base);
+        return NULL;
+    }
+    return &it->base;
+}
+
+/* ---- nodes ------------------------------------------------------------------------------------------------------ */
+static void ileave_free(tfc_dataset *ds) {
+    ileave_params *ip = ds->p;
+    if (ip->p.user_free) ip->p.user_free(ip->p.user);
+}
+
+static void ileave_describe(const tfc_dataset *ds, data_strbuf *b) {
+    const ileave_params *ip = ds->p;
+    data_strbuf_printf(b, "f=%p, user=%p", (void *)(uintptr_t)ip->p.fn, ip->p.user);
+    if (!ip->p.flat_map)
+        data_strbuf_printf(b, ", cycle_length=%lld, block_length=%lld", (long long)ip->p.cycle_length,
+                           (long long)ip->p.block_length);
+    if (ip->p.num_parallel_calls)
+        data_strbuf_printf(b, ", num_parallel_calls=%lld, deterministic=%d", (long long)ip->p.num_parallel_calls,
+                           (int)ip->p.deterministic);
+}
+
+static const data_kind ileave_kind = {"InterleaveDataset", ileave_make_iter, NULL, ileave_free, ileave_describe};
+static const data_kind flat_kind = {"FlatMapDataset", ileave_make_iter, NULL, ileave_free, ileave_describe};
+static const data_kind pileave_kind = {"ParallelInterleaveDatasetV4", pileave_make_iter, NULL, ileave_free,
+                                       ileave_describe};
+
+tfc_dataset *data_interleave_new(tfc_dataset *in, const data_interleave_params *p, const char *structure,
+                                 const tfc_tensor_spec *spec, tfc_status *st) {
+    const char *what = p->flat_map ? "flat_map" : "interleave";
+    const char *err = NULL;
+    char msg[160];
+    if (!in) err = "";
+    else if (!p->fn) err = "NULL function";
+    else if (!p->flat_map && p->cycle_length < 0 && p->cycle_length != TFC_AUTOTUNE) err = "cycle_length must be >= 1 or AUTOTUNE";
+    else if (!p->flat_map && p->block_length < 0) err = "block_length must be >= 1";
+    else if (p->num_parallel_calls < 0 && p->num_parallel_calls != TFC_AUTOTUNE)
+        err = "num_parallel_calls must be positive or AUTOTUNE";
+    if (err) {
+        if (p->user_free) p->user_free(p->user);
+        if (!in) return data_check_input(in, st), NULL;
+        snprintf(msg, sizeof msg, "%s: %s (cycle_length %lld, block_length %lld, num_parallel_calls %lld)", what, err,
+                 (long long)p->cycle_length, (long long)p->block_length, (long long)p->num_parallel_calls);
+        tfc_dataset_unref(in);
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s", msg);
+        return NULL;
+    }
+    const data_kind *k = p->flat_map ? &flat_kind : p->num_parallel_calls ? &pileave_kind : &ileave_kind;
+    tfc_dataset *ds = data_ds_new(k, sizeof(ileave_params), &in, 1, st);
+    if (!ds) {
+        if (p->user_free) p->user_free(p->user);
+        return NULL;
+    }
+    ileave_params *ip = ds->p;
+    ip->p = *p;
+    if (ip->p.block_length == 0) ip->p.block_length = 1;
+    if (!data_spec_init(&ds->spec, structure ? structure : ".", -1, spec, st)) return data_ds_fail(ds);
+    for (int i = 0; spec && i < ds->spec.n; i++)
+        ip->check = ip->check || spec[i].dtype != TFC_INVALID_DTYPE || spec[i].shape.rank >= 0;
+    tfc_status_clear(st);
+    return ds;
+}
+
+tfc_dataset *tfc_dataset_interleave(tfc_dataset *in, tfc_data_dataset_fn fn, void *user,
+                                    const tfc_interleave_opts *opts, tfc_status *st) {
+    tfc_interleave_opts o = opts ? *opts : (tfc_interleave_opts){0};
+    data_interleave_params p = {fn, user, o.user_free, o.cycle_length, o.block_length, o.num_parallel_calls,
+                                o.deterministic, false};
+    return data_interleave_new(in, &p, o.output_structure, o.output_spec, st);
+}
+
+tfc_dataset *tfc_dataset_flat_map(tfc_dataset *in, tfc_data_dataset_fn fn, void *user, const tfc_flat_map_opts *opts,
+                                  tfc_status *st) {
+    tfc_flat_map_opts o = opts ? *opts : (tfc_flat_map_opts){0};
+    data_interleave_params p = {fn, user, o.user_free, 1, 1, 0, TFC_DEFAULT, true};
+    return data_interleave_new(in, &p, o.output_structure, o.output_spec, st);
+}
