@@ -1,7 +1,7 @@
 /* Template body of conv_gemm.c, included once per element type with
  *   T     element type (float, double)
  *   SFX   function-name suffix (f32, f64)
- *   GEMM  the cblas routine (cblas_sgemm, cblas_dgemm)
+ *   GEMM  the GEMM wrapper (gemm_f32, gemm_f64): GEMM(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
  *
  * Layouts (NHWC data, TensorFlow filter layout):
  *   x  [N, H, W, C]        f  [KH, KW, Cg, Cout]   (Cg = C / G input channels per group)
@@ -12,7 +12,8 @@
  *   dcol[:, gi] = dy[:, gi] x f[:, gi]^T        (backprop input, then col2im)
  *   df[:, gi] += col[:, gi]^T x dy[:, gi]       (backprop filter)
  * Only strided sub-matrices, so one GEMM (G = 1) or G GEMMs per tile. The col matrix is built a tile of
- * output rows at a time (bounded memory) and in parallel; GEMMs use OpenBLAS's own threads. */
+ * output rows at a time (bounded memory) and in parallel; float GEMMs run on the pool, double ones on
+ * OpenBLAS's threads. */
 
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
@@ -139,11 +140,11 @@ bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x
     const int64_t P = N * OH * OW, K = g->k_h * g->k_w * C, Kg = K / G, Cog = Cout / G;
     if (P == 0 || Cout == 0) return true;
     if (FN(is_pointwise)(g)) {
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)P, (int)Cout, (int)C, 1, x, (int)C, f, (int)Cout, 0, y, (int)Cout);
+        GEMM(pool, false, false, P, Cout, C, 1, x, C, f, Cout, 0, y, Cout);
         return true;
     }
     if (FN(is_full)(g)) {
-        GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)N, (int)Cout, (int)K, 1, x, (int)K, f, (int)Cout, 0, y, (int)Cout);
+        GEMM(pool, false, false, N, Cout, K, 1, x, K, f, Cout, 0, y, Cout);
         return true;
     }
     int64_t tr;
@@ -156,8 +157,8 @@ bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x
         const int64_t M = j.nr * OW;
         T *yt = y + r0 * OW * Cout;
         for (int64_t gi = 0; gi < G; gi++)
-            GEMM(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)M, (int)Cog, (int)Kg, 1, col + gi * Kg, (int)K,
-                 f + gi * Cog, (int)Cout, 0, yt + gi * Cog, (int)Cout);
+            GEMM(pool, false, false, M, Cog, Kg, 1, col + gi * Kg, K,
+                 f + gi * Cog, Cout, 0, yt + gi * Cog, Cout);
     }
     tfc_aligned_free(col);
     return true;
@@ -173,11 +174,11 @@ bool FN(tfc_conv2d_bwd_input)(tfc_threadpool *pool, const tfc_conv_geom *g, cons
         return true;
     }
     if (FN(is_pointwise)(g)) {
-        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)P, (int)C, (int)Cout, 1, dy, (int)Cout, f, (int)Cout, 0, dx, (int)C);
+        GEMM(pool, false, true, P, C, Cout, 1, dy, Cout, f, Cout, 0, dx, C);
         return true;
     }
     if (FN(is_full)(g)) {
-        GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)N, (int)K, (int)Cout, 1, dy, (int)Cout, f, (int)Cout, 0, dx, (int)K);
+        GEMM(pool, false, true, N, K, Cout, 1, dy, Cout, f, Cout, 0, dx, K);
         return true;
     }
     int64_t tr;
@@ -189,8 +190,8 @@ bool FN(tfc_conv2d_bwd_input)(tfc_threadpool *pool, const tfc_conv_geom *g, cons
         const int64_t nr = r0 + tr < rows ? tr : rows - r0, M = nr * OW;
         const T *dyt = dy + r0 * OW * Cout;
         for (int64_t gi = 0; gi < G; gi++)
-            GEMM(CblasRowMajor, CblasNoTrans, CblasTrans, (int)M, (int)Kg, (int)Cog, 1, dyt + gi * Cog, (int)Cout,
-                 f + gi * Cog, (int)Cout, 0, dcol + gi * Kg, (int)K);
+            GEMM(pool, false, true, M, Kg, Cog, 1, dyt + gi * Cog, Cout,
+                 f + gi * Cog, Cout, 0, dcol + gi * Kg, K);
         const int64_t n0 = r0 / OH, n1 = (r0 + nr - 1) / OH;
         FN(col2im_job) j = {g, dcol, dx, r0, nr, n0};
         tfc_parallel_for(pool, (n1 - n0 + 1) * H, OW * K / (H > 0 ? H : 1) + W * C, FN(col2im_rows), &j);
@@ -209,11 +210,11 @@ bool FN(tfc_conv2d_bwd_filter)(tfc_threadpool *pool, const tfc_conv_geom *g, con
         return true;
     }
     if (FN(is_pointwise)(g)) {
-        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)C, (int)Cout, (int)P, 1, x, (int)C, dy, (int)Cout, 0, df, (int)Cout);
+        GEMM(pool, true, false, C, Cout, P, 1, x, C, dy, Cout, 0, df, Cout);
         return true;
     }
     if (FN(is_full)(g)) {
-        GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)K, (int)Cout, (int)N, 1, x, (int)K, dy, (int)Cout, 0, df, (int)Cout);
+        GEMM(pool, true, false, K, Cout, N, 1, x, K, dy, Cout, 0, df, Cout);
         return true;
     }
     int64_t tr;
@@ -226,8 +227,8 @@ bool FN(tfc_conv2d_bwd_filter)(tfc_threadpool *pool, const tfc_conv_geom *g, con
         const int64_t M = j.nr * OW;
         const T *dyt = dy + r0 * OW * Cout;
         for (int64_t gi = 0; gi < G; gi++)
-            GEMM(CblasRowMajor, CblasTrans, CblasNoTrans, (int)Kg, (int)Cog, (int)M, 1, col + gi * Kg, (int)K,
-                 dyt + gi * Cog, (int)Cout, r0 ? 1 : 0, df + gi * Cog, (int)Cout);
+            GEMM(pool, true, false, Kg, Cog, M, 1, col + gi * Kg, K,
+                 dyt + gi * Cog, Cout, r0 ? 1 : 0, df + gi * Cog, Cout);
     }
     tfc_aligned_free(col);
     return true;

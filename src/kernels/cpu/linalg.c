@@ -1,14 +1,16 @@
-/* MatMul and BatchMatMulV2 kernels. float and double go to OpenBLAS (cblas_sgemm/dgemm); half and
- * bfloat16 are widened to float, multiplied by sgemm and rounded back (float accumulation); integer types
- * use a row-times-matrix loop that wraps on overflow as TensorFlow's integer products do.
+/* MatMul and BatchMatMulV2 kernels. float goes to tfc's own GEMM (gemm.h: AVX-512/AVX2 kernels on tfc's
+ * pool); half and bfloat16 are widened to float, multiplied the same way and rounded back (float
+ * accumulation); double goes to OpenBLAS (cblas_dgemm); integer types use a row-times-matrix loop that wraps
+ * on overflow as TensorFlow's integer products do.
  *
- * Threads: one large product runs on OpenBLAS's threads (limited to the op's pool size by
- * tfc_blas_set_threads); a batch of small products (m*n*k within OpenBLAS's single-thread threshold) is
- * split across tfc's pool instead, each GEMM then running on its worker's thread. */
+ * Threads: a batch of small products, or of at least 4 per thread, is split across tfc's pool with each
+ * GEMM on its worker's thread; otherwise each product uses the whole pool (float) or OpenBLAS's threads,
+ * limited to the op's pool size by tfc_blas_set_threads (double). */
 #include <cblas.h>
 #include <stdatomic.h>
 #include <string.h>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/linalg_blas.h"
 
@@ -28,6 +30,7 @@ typedef struct {
     int64_t m, n, k;
     bool ta, tb;
     int64_t batch;                     /* output matrices */
+    tfc_threadpool *pool;              /* float products: the pool each GEMM may use (NULL: its thread) */
     int brank;                         /* output batch dims, for broadcasting */
     int64_t bdims[TFC_MAX_RANK];
     int64_t a_bstride[TFC_MAX_RANK], b_bstride[TFC_MAX_RANK]; /* in matrices; 0 on broadcast dims */
@@ -53,15 +56,15 @@ static void gemm_one(const mm_job *j, int64_t bi) {
         memset((char *)j->c + bi * csz * (int64_t)tfc_dtype_size(j->dt), 0, (size_t)csz * tfc_dtype_size(j->dt));
         return;
     }
-    enum CBLAS_TRANSPOSE ta = j->ta ? CblasTrans : CblasNoTrans, tb = j->tb ? CblasTrans : CblasNoTrans;
-    blasint m = (blasint)j->m, n = (blasint)j->n, k = (blasint)j->k;
-    blasint lda = (blasint)(j->ta ? j->m : j->k), ldb = (blasint)(j->tb ? j->k : j->n);
-    if (j->dt == TFC_FLOAT)
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, (const float *)j->a + ai * msz, lda,
-                    (const float *)j->b + bj * nsz, ldb, 0.0f, (float *)j->c + bi * csz, n);
-    else
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, (const double *)j->a + ai * msz, lda,
-                    (const double *)j->b + bj * nsz, ldb, 0.0, (double *)j->c + bi * csz, n);
+    const int64_t lda = j->ta ? j->m : j->k, ldb = j->tb ? j->k : j->n;
+    if (j->dt == TFC_FLOAT) {
+        tfc_sgemm(j->ta, j->tb, j->m, j->n, j->k, 1.0f, (const float *)j->a + ai * msz, lda, (const float *)j->b + bj * nsz,
+                  ldb, 0.0f, (float *)j->c + bi * csz, j->n, j->pool);
+        return;
+    }
+    cblas_dgemm(CblasRowMajor, j->ta ? CblasTrans : CblasNoTrans, j->tb ? CblasTrans : CblasNoTrans, (blasint)j->m,
+                (blasint)j->n, (blasint)j->k, 1.0, (const double *)j->a + ai * msz, (blasint)lda,
+                (const double *)j->b + bj * nsz, (blasint)ldb, 0.0, (double *)j->c + bi * csz, (blasint)j->n);
 }
 
 static void gemm_range(void *arg, int64_t b, int64_t e) {
@@ -155,7 +158,14 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
             j.dt = TFC_FLOAT;
         }
         double mnk = (double)j.m * (double)j.n * (double)j.k;
-        if (j.batch > 1 && mnk <= TFC_BLAS_SINGLE_THREAD_MNK) {
+        if (j.dt == TFC_FLOAT) {
+            if (j.batch > 1 && (mnk <= 2097152.0 || j.batch >= 4 * tfc_threadpool_size(k->pool))) {
+                tfc_parallel_for(k->pool, j.batch, (int64_t)mnk + 1000, gemm_range, &j);
+            } else {
+                j.pool = k->pool;
+                gemm_range(&j, 0, j.batch);
+            }
+        } else if (j.batch > 1 && mnk <= TFC_BLAS_SINGLE_THREAD_MNK) {
             tfc_parallel_for(k->pool, j.batch, (int64_t)mnk + 1000, gemm_range, &j);
         } else {
             tfc_blas_set_threads(k);

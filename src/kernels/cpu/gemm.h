@@ -1,0 +1,58 @@
+/* Internal: tfc's own float32 GEMM (gemm.c, gemm_kern.inc).
+ *
+ * GotoBLAS/BLIS structure: B is packed into k x NR column panels, A into MR-row panels, blocked so that a
+ * B micro-panel sits in L1 and an A block in L2, and an MR x NR register-blocked micro-kernel accumulates
+ * with FMA. The kernels are compiled for AVX-512 (14x32 / 14x16 tiles), AVX2+FMA (6x16 / 12x8) and the
+ * baseline ISA (6x8 with GCC vector extensions), and the best one the CPU supports is picked at run time.
+ * Work is split across tfc's thread pool (never OpenBLAS's threads): by rows of C, by columns, or, for
+ * small outputs with a long inner dimension (filter gradients), by k into partial sums added at the end.
+ * Operands with little reuse are read in place instead of packed (A rows of a product with few output
+ * columns, B rows when few rows of A use them). */
+#ifndef TFC_KERNELS_CPU_GEMM_H
+#define TFC_KERNELS_CPU_GEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tfc/platform.h"
+
+/* C[m, n] = alpha * op(A)[m, k] op(B)[k, n] + beta * C, all row-major; op(X) = X^T when trans_x.
+ * A is [m, k] (lda >= k) or, transposed, [k, m] (lda >= m); B is [k, n] (ldb >= n) or [n, k] (ldb >= k);
+ * ldc >= n. beta == 0 overwrites C without reading it (NaN in C does not propagate), as BLAS does. Runs on
+ * `pool` (NULL: the calling thread); from inside a pool worker it runs on that thread. Never fails: when
+ * its scratch cannot be allocated it computes through cblas_sgemm (or, for dimensions beyond int, a plain
+ * loop). */
+void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, tfc_threadpool *pool);
+
+/* Name of the micro-kernel set in use: "avx512", "avx2", "baseline" or "blas" (TFC_GEMM=blas routes every
+ * product to cblas_sgemm; TFC_GEMM=avx2|baseline caps the ISA, for tests and comparisons). */
+const char *tfc_sgemm_isa(void);
+/* Uses the named kernel set from now on (NULL: the automatic choice again). False when this CPU or build
+ * lacks it. For tests and benchmarks; not thread-safe against running products. */
+bool tfc_sgemm_force_isa(const char *name);
+
+/* ---- between gemm.c and the per-ISA files ---- */
+typedef struct tfc_gemm_args {
+    bool ta, tb;
+    int64_t m, n, k;
+    float alpha, beta;
+    const float *a, *b;
+    float *c;
+    int64_t lda, ldb, ldc;
+} tfc_gemm_args;
+
+typedef struct tfc_gemm_isa {
+    const char *name; /* NULL where this ISA's file was not built */
+    int nr_max;       /* widest micro-tile (columns), the unit of column splits */
+    int mr;           /* rows of the micro-tile, the unit of row splits */
+    /* floats of scratch (64-byte aligned) that serial() needs for a problem of this size */
+    size_t (*ws_floats)(const tfc_gemm_args *g);
+    /* the whole product on the calling thread */
+    void (*serial)(const tfc_gemm_args *g, float *ws);
+} tfc_gemm_isa;
+
+extern const tfc_gemm_isa tfc_gemm_avx512, tfc_gemm_avx2, tfc_gemm_base;
+
+#endif

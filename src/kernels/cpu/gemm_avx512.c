@@ -1,0 +1,21 @@
+/* tfc_sgemm's AVX-512 kernels (14x32 tiles; 14x16 for products of at most 16 columns): 28 of the 32 zmm
+ * registers accumulate, B rows are two vector loads and A values are broadcast from memory. GCC on x86-64
+ * only; elsewhere the table is empty (name NULL). */
+#include "kernels/cpu/gemm.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+#define GEMM_VL 16
+#define GEMM_WIDE_MR 14
+#define GEMM_WIDE_NV 2
+#define GEMM_NARROW_MR 14
+#define GEMM_NARROW_NV 1
+#define GEMM_TABLE tfc_gemm_avx512
+#define GEMM_NAME "avx512"
+#include "kernels/cpu/gemm_kern.inc"
+#pragma GCC pop_options
+#else
+const tfc_gemm_isa tfc_gemm_avx512 = {0};
+#endif

@@ -1,0 +1,139 @@
+/* tfc_sgemm (src/kernels/cpu/gemm.c) against a float64 triple loop: every kernel set this CPU has, every
+ * transpose, alpha/beta (beta 0 must not read C), leading dimensions past the matrix (their padding holds
+ * NaN, which must never be read; C's padding must stay untouched), sizes around the tile and block edges,
+ * and the row, column and k splits across 1, 2 and 3 threads. */
+#include "kernels/cpu/gemm.h"
+#include "tfc_test.h"
+
+static uint32_t rng = 12345u;
+static uint32_t next_u32(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return rng;
+}
+static float uniform(void) { return (float)(next_u32() >> 8) / 8388608.0f - 1.0f; } /* [-1, 1) */
+static int64_t pick(const int64_t *v, int n) { return v[next_u32() % (uint32_t)n]; }
+
+/* Runs one product and checks every element of C (and C's padding). Returns false on the first bad
+ * product so that one bug does not print thousands of lines. */
+static bool check_one(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, float beta, int64_t pad,
+                      tfc_threadpool *pool, const char *isa) {
+    const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    const int64_t lda = ac + pad, ldb = bc + pad, ldc = n + pad;
+    float *a = malloc((size_t)(ar * lda + 1) * sizeof(float)), *b = malloc((size_t)(br * ldb + 1) * sizeof(float));
+    float *c = malloc((size_t)(m * ldc + 1) * sizeof(float));
+    double *want = malloc((size_t)(m * n + 1) * sizeof(double)), *bound = malloc((size_t)(m * n + 1) * sizeof(double));
+    REQUIRE(a && b && c && want && bound);
+    for (int64_t i = 0; i < ar * lda; i++) a[i] = i % lda < ac ? uniform() : NAN;
+    for (int64_t i = 0; i < br * ldb; i++) b[i] = i % ldb < bc ? uniform() : NAN;
+    for (int64_t i = 0; i < m * ldc; i++) c[i] = i % ldc < n ? (beta == 0.0f ? NAN : uniform()) : -777.0f;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double s = 0, sa = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double x = ta ? a[p * lda + i] : a[i * lda + p], y = tb ? b[j * ldb + p] : b[p * ldb + j];
+                s += x * y;
+                sa += fabs(x * y);
+            }
+            double c0 = beta == 0.0f ? 0.0 : c[i * ldc + j];
+            want[i * n + j] = alpha * s + beta * c0;
+            /* float32 summation of k products: |error| <= k * eps * sum |products| (plus the final scaling) */
+            bound[i * n + j] = (double)(k + 4) * 1.2e-7 * (fabs(alpha) * sa + fabs(beta * c0)) + 1e-30;
+        }
+    tfc_sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, pool);
+    bool ok = true;
+    for (int64_t i = 0; i < m && ok; i++)
+        for (int64_t j = 0; j < ldc && ok; j++) {
+            double got = c[i * ldc + j];
+            bool good = j < n ? fabs(got - want[i * n + j]) <= bound[i * n + j] : got == -777.0f;
+            if (!good) {
+                fprintf(stderr,
+                        "%s ta=%d tb=%d m=%lld n=%lld k=%lld alpha=%g beta=%g pad=%lld threads=%d: C[%lld,%lld] = %.9g, "
+                        "expected %.9g\n",
+                        isa, ta, tb, (long long)m, (long long)n, (long long)k, alpha, beta, (long long)pad,
+                        tfc_threadpool_size(pool), (long long)i, (long long)j, got, j < n ? want[i * n + j] : -777.0);
+                ok = false;
+            }
+        }
+    CHECK(ok);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    free(bound);
+    return ok;
+}
+
+static const int64_t small_sizes[] = {1, 2, 3, 5, 7, 8, 9, 13, 14, 15, 16, 17, 23, 28, 29, 31, 32, 33, 47, 48, 63, 64, 65};
+static const int64_t mid_sizes[] = {97, 127, 128, 129, 191, 256, 257, 263, 300, 331};
+static const float alphas[] = {1.0f, -0.5f, 2.0f};
+static const float betas[] = {0.0f, 1.0f, -1.5f};
+
+static void run_isa(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool3) {
+    if (!tfc_sgemm_force_isa(isa)) {
+        printf("gemm: %s not available here, skipped\n", isa);
+        return;
+    }
+    CHECK(!strcmp(tfc_sgemm_isa(), isa));
+    tfc_threadpool *pools[] = {NULL, pool2, pool3};
+    bool ok = true;
+    /* every transpose with every small shape class */
+    for (int t = 0; t < 4 && ok; t++)
+        for (int r = 0; r < 40 && ok; r++) {
+            int64_t m = pick(small_sizes, 23), n = pick(small_sizes, 23), k = pick(small_sizes, 23);
+            ok = check_one(t & 1, t >> 1, m, n, k, alphas[r % 3], betas[(r / 3) % 3], r % 4 == 0 ? 3 : 0, NULL, isa);
+        }
+    /* tile and block edges, leading dimensions, thread splits */
+    for (int r = 0; r < 24 && ok; r++) {
+        int64_t m = pick(mid_sizes, 10), n = r % 3 ? pick(small_sizes, 23) : pick(mid_sizes, 10), k = pick(mid_sizes, 10);
+        ok = check_one(r & 1, (r >> 1) & 1, m, n, k, alphas[r % 3], betas[(r / 2) % 3], r % 5 == 0 ? 7 : 0, pools[r % 3],
+                       isa);
+    }
+    /* shapes of the workloads: conv forward (many rows, few columns), backprop-input, filter gradient
+     * (long k: split along k across threads), Dense layers, a large prime product */
+    const struct { bool ta, tb; int64_t m, n, k; } shapes[] = {
+        {0, 0, 2000, 32, 9},  {0, 1, 2000, 9, 32},   {1, 0, 9, 32, 6000},   {1, 0, 288, 64, 3000}, {0, 0, 1500, 64, 288},
+        {0, 1, 700, 288, 64}, {0, 0, 128, 10, 1600}, {1, 0, 1600, 10, 128}, {0, 1, 128, 1600, 10}, {0, 0, 521, 523, 541},
+        {1, 1, 263, 601, 700}, {0, 0, 1, 1000, 700}, {0, 0, 1000, 1, 700},  {1, 0, 1, 1, 5000},    {0, 1, 33, 2100, 17},
+    };
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && ok; s++)
+        for (int p = 0; p < 3 && ok; p++)
+            ok = check_one(shapes[s].ta, shapes[s].tb, shapes[s].m, shapes[s].n, shapes[s].k, p == 1 ? -0.5f : 1.0f,
+                           p == 2 ? 0.5f : 0.0f, s % 4 == 1 ? 5 : 0, pools[p], isa);
+    printf("gemm: %s %s\n", isa, ok ? "ok" : "FAILED");
+}
+
+/* k == 0 and alpha == 0 only scale C by beta; empty outputs touch nothing. */
+static void degenerate(void) {
+    float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {1, NAN, 3, 4};
+    tfc_sgemm(false, false, 2, 2, 0, 1.0f, a, 2, b, 2, 0.0f, c, 2, NULL);
+    for (int i = 0; i < 4; i++) CHECK(c[i] == 0.0f);
+    float d[4] = {1, 2, 3, 4};
+    tfc_sgemm(false, false, 2, 2, 2, 0.0f, a, 2, b, 2, 2.0f, d, 2, NULL);
+    CHECK(d[0] == 2.0f && d[1] == 4.0f && d[2] == 6.0f && d[3] == 8.0f);
+    tfc_sgemm(false, false, 0, 2, 2, 1.0f, a, 2, b, 2, 0.0f, d, 2, NULL);
+    tfc_sgemm(false, false, 2, 0, 2, 1.0f, a, 2, b, 2, 0.0f, d, 2, NULL);
+    CHECK(d[0] == 2.0f && d[3] == 8.0f);
+    /* 2x2 by hand: [1 2; 3 4] [1 2; 3 4] = [7 10; 15 22] */
+    float e[4] = {0};
+    tfc_sgemm(false, false, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, e, 2, NULL);
+    CHECK(e[0] == 7.0f && e[1] == 10.0f && e[2] == 15.0f && e[3] == 22.0f);
+    /* A^T B^T = (BA)^T = [7 15; 10 22] */
+    tfc_sgemm(true, true, 2, 2, 2, 1.0f, a, 2, b, 2, 0.0f, e, 2, NULL);
+    CHECK(e[0] == 7.0f && e[1] == 15.0f && e[2] == 10.0f && e[3] == 22.0f);
+}
+
+int main(void) {
+    tfc_threadpool *pool2 = tfc_threadpool_new(2), *pool3 = tfc_threadpool_new(3);
+    REQUIRE(pool2 && pool3);
+    printf("gemm: automatic choice %s\n", tfc_sgemm_isa());
+    degenerate();
+    const char *isas[] = {"avx512", "avx2", "baseline", "blas"};
+    for (int i = 0; i < 4; i++) run_isa(isas[i], pool2, pool3);
+    CHECK(tfc_sgemm_force_isa(NULL));
+    CHECK(!tfc_sgemm_force_isa("no-such-isa"));
+    tfc_threadpool_free(pool2);
+    tfc_threadpool_free(pool3);
+    TEST_MAIN_END();
+}
