@@ -14,5 +14,6 @@
     TFC_OP_FAMILY(conv) \
     TFC_OP_FAMILY(random) \
     TFC_OP_FAMILY(resource) \
+    TFC_OP_FAMILY(training) \
 
 #endif

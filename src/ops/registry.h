@@ -4,7 +4,7 @@
 
 #include "tfc/op.h"
 
-#define TFC_MAX_ARGS 8
+#define TFC_MAX_ARGS 12 /* ResourceApplyAdamWithAmsgrad has 11 inputs */
 #define TFC_MAX_ATTRS 16
 #define TFC_MAX_ALLOWED 16
 #define TFC_MAX_IO 64 /* most flattened inputs/outputs of one op call (AddN, ConcatV2, Pack, Split) */

@@ -9,4 +9,5 @@
     OP_CASE_FAMILY(conv) \
     OP_CASE_FAMILY(random) \
     OP_CASE_FAMILY(resource) \
+    OP_CASE_FAMILY(training) \
 

@@ -12,5 +12,6 @@
     TFC_KERNEL_FAMILY(conv) \
     TFC_KERNEL_FAMILY(random) \
     TFC_KERNEL_FAMILY(resource) \
+    TFC_KERNEL_FAMILY(training) \
 
 #endif
