@@ -403,6 +403,16 @@ tfc_tensor *tfc_loss_call(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *y_true, t
     return ok ? r : NULL;
 }
 
+tfc_tensor *tfc_loss_call_logits(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *y_true, tfc_tensor *y_pred,
+                                 tfc_tensor *logits, tfc_tensor *sample_weight, tfc_status *st) {
+    if (!logits || l->from_logits || (l->kind != L_BCE && l->kind != L_CCE && l->kind != L_SCCE))
+        return tfc_loss_call(l, ctx, y_true, y_pred, sample_weight, st);
+    /* backend._get_logits: the activation's input replaces the output, as from_logits=True */
+    tfc_loss copy = *l;
+    copy.from_logits = true;
+    return tfc_loss_call(&copy, ctx, y_true, logits, sample_weight, st);
+}
+
 /* ---- configs ------------------------------------------------------------------------------------------- */
 
 char *tfc_loss_get_config(const tfc_loss *l, tfc_status *st) {

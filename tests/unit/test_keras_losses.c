@@ -400,6 +400,26 @@ static void test_hand(void) {
     tfc_tensor_unref(v);
     tfc_tensor_unref(pr64);
     tfc_loss_free(l);
+    /* Keras's _keras_logits: a softmax output's cross-entropy comes from the logits (1000, not -log(1e-7)) */
+    tfc_tensor *lg = make(TFC_FLOAT, (double[]){1000, 0, 0}, 2, (int64_t[]){1, 3});
+    tfc_tensor *oh = make(TFC_FLOAT, (double[]){0, 1, 0}, 2, (int64_t[]){1, 3});
+    tfc_tensor *sm = tfc_emit(ctx, "Softmax", &lg, 1, NULL, 0, &st);
+    l = tfc_losses_categorical_crossentropy();
+    v = tfc_loss_call(l, ctx, oh, sm, NULL, &st);
+    CHECK_NEAR(tfc_tensor_get_f64(v, 0), -log((float)1e-7), 1e-5);
+    tfc_tensor_unref(v);
+    v = tfc_loss_call_logits(l, ctx, oh, sm, lg, NULL, &st);
+    CHECK_NEAR(tfc_tensor_get_f64(v, 0), 1000, 1e-6);
+    tfc_tensor_unref(v);
+    tfc_loss_free(l);
+    l = tfc_losses_mean_squared_error(); /* other losses ignore the logits */
+    v = tfc_loss_call_logits(l, ctx, oh, sm, lg, NULL, &st);
+    CHECK_NEAR(tfc_tensor_get_f64(v, 0), 2.0 / 3, 1e-6);
+    tfc_tensor_unref(v);
+    tfc_loss_free(l);
+    tfc_tensor_unref(sm);
+    tfc_tensor_unref(oh);
+    tfc_tensor_unref(lg);
     tfc_tensor_unref(lab);
     tfc_tensor_unref(pr);
     tfc_tensor_unref(a);

@@ -77,6 +77,13 @@ TFC_API void tfc_loss_free(tfc_loss *l);
  * the valid range of [0, 3). ..."). */
 TFC_API tfc_tensor *tfc_loss_call(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *y_true, tfc_tensor *y_pred,
                                   tfc_tensor *sample_weight, tfc_status *st);
+/* Keras's _keras_logits: when y_pred is the output of a "softmax" or "sigmoid" activation (keras.activations,
+ * so also Dense(..., activation="softmax")), tf_keras's cross-entropies (binary, categorical, sparse; with
+ * from_logits False) compute from the activation's input instead, as if from_logits were True (for any of the
+ * two activations: Keras does not check which). Training code passes that input as logits; with logits NULL,
+ * or for other losses, this is tfc_loss_call. */
+TFC_API tfc_tensor *tfc_loss_call_logits(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *y_true, tfc_tensor *y_pred,
+                                         tfc_tensor *logits, tfc_tensor *sample_weight, tfc_status *st);
 
 /* ---- metrics ----
  * Stateful: update_state accumulates (weighted), result reads, reset_state clears. Values are accumulated in
