@@ -1,6 +1,7 @@
 # tfc — top-level driver. On a fresh Debian machine (as root, or with sudo):
 #   make demo   set up and run the main example
 #   make test   set up, build (release + ASan/UBSan), run the C tests and the Python conformance tests
+#   make bench  tfc against OpenBLAS, TensorFlow, PyTorch and ONNX Runtime (QUICK=1: a reduced run)
 # Other targets: build, asan, ctest, ctest-asan, conformance, conformance-asan, deps, venv, clean.
 
 BUILD   := build
@@ -16,8 +17,10 @@ DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libh
                 libjpeg62-turbo-dev dataset-fashion-mnist python3-venv
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras
 PY_MODULES   := pytest numpy tensorflow tf_keras
+BENCH_PY_PACKAGES := torch onnxruntime onnx
+BENCH_PY_MODULES  := torch onnxruntime onnx
 
-.PHONY: all demo test build asan conformance conformance-asan ctest ctest-asan deps venv clean
+.PHONY: all demo test bench build asan conformance conformance-asan ctest ctest-asan deps venv clean
 
 all: build
 
@@ -67,6 +70,14 @@ test: ctest ctest-asan conformance
 
 demo: build
 	$(REL)/examples/eager_tape
+
+# The peers go into the same virtual environment (PyPI's torch wheel is the large CUDA build; it runs on the CPU).
+bench: build venv
+	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(BENCH_PY_MODULES)'.split()))" || \
+	  $(PY) -m pip install -q $(BENCH_PY_PACKAGES)
+	cmake -S bench -B $(BUILD)/bench -DCMAKE_BUILD_TYPE=Release -DTFC_BUILD_DIR=$(CURDIR)/$(REL) >/dev/null
+	cmake --build $(BUILD)/bench -j $(JOBS)
+	$(PY) bench/bench.py --worker $(BUILD)/bench/tfc_bench $(if $(QUICK),--quick)
 
 clean:
 	rm -rf $(REL) $(ASAN)

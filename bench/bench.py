@@ -1,0 +1,434 @@
+"""`make bench`: tfc side by side with OpenBLAS, TensorFlow, PyTorch and ONNX Runtime, in one run.
+
+For each thread count (1 and 2) the driver starts one worker per side: tfc_bench (tfc itself and OpenBLAS
+called directly) and one Python process per peer framework (peers.py). For each workload it prepares every
+side (set-up, a warm-up iteration, a timed iteration that sizes the samples), then takes the samples
+interleaved, tfc, peer 1, peer 2, tfc, peer 1, ... so that load from other processes on this shared machine
+falls on every side alike. It prints medians and ratios (peer time / tfc time: > 1 means tfc is faster) and
+writes bench/results/latest.json.
+
+    python bench.py --worker build/bench/tfc_bench [--quick] [--threads 1,2] [--only REGEX]
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import select
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_common as bc  # noqa: E402
+
+PEER_FRAMEWORKS = ("tensorflow", "torch", "onnxruntime")
+PEER_MODULES = {"tensorflow": "tensorflow", "torch": "torch", "onnxruntime": "onnxruntime"}
+
+CONV_SHAPES = ["128x28x28x1_3x3x32", "128x13x13x32_3x3x64", "32x56x56x64_3x3x64_same"]
+GEMMS = ["256x256x256", "512x512x512", "1024x1024x1024", "128x1600x10", "128x10x1600", "1600x128x10"]
+
+# Targets of the benchmark issue: (workload pattern, peer) -> minimum ratio.
+TARGETS = [
+    (r"gemm_", "openblas", 0.95),
+    (r"conv2d_", "tensorflow", 1.2), (r"conv2d_", "torch", 1.2),
+    (r"train_cnn$", "tensorflow", 2.0), (r"train_cnn$", "torch", 1.3),
+    (r"train_mlp$", "tensorflow", 3.0),
+    (r"infer_cnn_b256$", "onnxruntime", 1.0), (r"infer_cnn_b1$", "onnxruntime", 1.0),
+    (r"eager_dispatch$", "tensorflow", 10.0),
+    (r"peak_mem_train_cnn$", "tensorflow", 2.0),
+    (r"data_pipeline$", "tensorflow", 1.5),
+]
+
+
+def target_for(workload, peer):
+    for pat, p, t in TARGETS:
+        if p == peer and re.match(pat, workload):
+            return t
+    return None
+
+
+def workloads():
+    """(name, kind, peers) in run order. kind: time (ms per op), rate (units/s) or mem."""
+    out = [("gemm_" + g, "time", ["openblas"]) for g in GEMMS]
+    for shape in CONV_SHAPES:
+        for p in ("fwd", "bwd_input", "bwd_filter"):
+            out.append((f"conv2d_{p}_{shape}", "time", ["tensorflow", "torch"]))
+    out += [
+        ("train_mlp", "rate", ["tensorflow", "torch"]),
+        ("train_cnn", "rate", ["tensorflow", "torch"]),
+        ("infer_cnn_b1", "time", ["tensorflow", "torch", "onnxruntime"]),
+        ("infer_cnn_b256", "rate", ["tensorflow", "torch", "onnxruntime"]),
+        ("eager_dispatch", "rate", ["tensorflow", "torch"]),
+        ("data_pipeline", "rate", ["tensorflow"]),
+    ]
+    return out
+
+
+UNITS = {"train_mlp": "images/s", "train_cnn": "images/s", "infer_cnn_b256": "images/s",
+         "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB"}
+
+
+class WorkerError(Exception):
+    pass
+
+
+class Worker:
+    """A serve-mode process speaking the line protocol; stderr goes to a log file."""
+
+    def __init__(self, name, argv, env, log_path):
+        self.name, self.log_path = name, log_path
+        self.log = open(log_path, "ab")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                     env=env, cwd=HERE)
+        self.buf = b""
+
+    def call(self, line, timeout):
+        if self.proc.poll() is not None:
+            raise WorkerError(f"{self.name} exited with {self.proc.returncode} (log: {self.log_path})")
+        try:
+            self.proc.stdin.write((line + "\n").encode())
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise WorkerError(f"{self.name} exited (log: {self.log_path})")
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                raise WorkerError(f"{self.name}: no answer to '{line}' within {timeout:.0f} s")
+            r, _, _ = select.select([fd], [], [], left)
+            if r:
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    rc = self.proc.wait()
+                    raise WorkerError(f"{self.name} exited with {rc} during '{line}' (log: {self.log_path})")
+                self.buf += chunk
+        reply, self.buf = self.buf.split(b"\n", 1)
+        return reply.decode(errors="replace").strip()
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def close(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(b"quit\n")
+                self.proc.stdin.flush()
+                self.proc.wait(timeout=20)
+            except (BrokenPipeError, subprocess.TimeoutExpired):
+                self.kill()
+        self.log.close()
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.quick = args.quick
+        self.repeats = args.repeats or (3 if self.quick else 7)
+        self.train_repeats = args.repeats or (3 if self.quick else 5)
+        self.target_s = 0.1 if self.quick else 0.3          # length of one micro-benchmark sample
+        # Batches of 128 per training sample (one fit call). A fit call has a fixed cost (tf.keras: ~0.1 s) that
+        # a user pays once per epoch, so a sample must be long enough to amortise it: the MLP's steps are short,
+        # so its samples are a whole epoch (469 batches) in the full run.
+        self.train_steps = 20 if self.quick else 60
+        self.mlp_steps = 100 if self.quick else 469
+        self.peak_steps = 20 if self.quick else 100
+        self.timeout = 300 if self.quick else 900
+        self.work = os.path.abspath(args.work_dir)
+        os.makedirs(os.path.join(self.work, "logs"), exist_ok=True)
+        self.weights = os.path.join(self.work, "cnn_weights.bin")
+        self.rows = []
+        self.workers = {}
+        self.missing = {}
+        for fw in PEER_FRAMEWORKS:
+            import importlib.util
+            if importlib.util.find_spec(PEER_MODULES[fw]) is None:
+                self.missing[fw] = f"{fw} is not installed (make bench installs it)"
+
+    # ---- workers ----
+    def env(self, threads, framework=None):
+        env = dict(os.environ)
+        for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            env[k] = str(threads)
+        env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+        if framework == "torch" and threads > 1:
+            # OpenMP's spinning barrier collapses when the cores are shared with other processes (this
+            # machine's normal state): passive waiting keeps PyTorch's 2-thread numbers meaningful.
+            env.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+        return env
+
+    def common_flags(self, threads):
+        flags = ["--threads", str(threads), "--train-steps", str(self.train_steps), "--mlp-steps",
+                 str(self.mlp_steps), "--work-dir", self.work,
+                 "--weights", self.weights]
+        if self.args.data_dir:
+            flags += ["--data-dir", self.args.data_dir]
+        return flags
+
+    def worker(self, side, threads):
+        """side: 'tfc' (also serves openblas) or a peer framework; started on first use."""
+        key = (side, threads)
+        w = self.workers.get(key)
+        if w is not None and w.alive():
+            return w
+        log = os.path.join(self.work, "logs", f"{side}_t{threads}.log")
+        if side == "tfc":
+            argv = [self.args.worker, "serve"] + self.common_flags(threads)
+        else:
+            argv = [sys.executable, os.path.join(HERE, "peers.py"), "serve", side] + self.common_flags(threads)
+        w = Worker(f"{side} (threads={threads})", argv, self.env(threads, side), log)
+        self.workers[key] = w
+        return w
+
+    def start_peers(self, threads, needed):
+        for fw in needed:
+            if fw not in self.missing:
+                self.worker(fw, threads)  # imports run concurrently while earlier groups finish
+
+    def close_workers(self):
+        for w in self.workers.values():
+            w.close()
+        self.workers = {}
+
+    # ---- one workload at one thread count ----
+    def run_group(self, workload, kind, peers, threads):
+        impls = ["tfc"] + peers
+        prepared, notes, checks = {}, {}, {}
+        for impl in impls:
+            if impl in self.missing:
+                notes[impl] = self.missing[impl]
+                continue
+            side = "tfc" if impl in ("tfc", "openblas") else impl
+            try:
+                reply = self.worker(side, threads).call(f"prep {impl} {workload}", self.timeout)
+            except WorkerError as e:
+                notes[impl] = f"error: {e}"
+                continue
+            word, _, rest = reply.partition(" ")
+            if impl == "tfc" and word != "ok":
+                notes[impl] = ("not yet available: " if word == "na" else "error: ") + rest
+                break  # nothing to compare with: the peers are not run
+            if word == "ok":
+                t1, units, check = (float(v) for v in rest.split()[:3])
+                iters = 1 if workload.startswith("train_") or workload == "data_pipeline" else \
+                    max(1, min(1_000_000, round(self.target_s / max(t1, 1e-9))))
+                prepared[impl] = (side, iters, units)
+                checks[impl] = check
+            elif word == "na":
+                notes[impl] = "not yet available: " + rest
+            else:
+                notes[impl] = "error: " + rest
+        samples = {impl: [] for impl in prepared}
+        for _ in range(self.train_repeats if workload.startswith("train_") else self.repeats):
+            for impl, (side, iters, units) in list(prepared.items()):
+                try:
+                    reply = self.worker(side, threads).call(f"run {iters}", self.timeout)
+                except WorkerError as e:
+                    notes[impl] = f"error: {e}"
+                    del prepared[impl]
+                    continue
+                word, _, rest = reply.partition(" ")
+                if word != "ok":
+                    notes[impl] = "error: " + rest
+                    del prepared[impl]
+                    continue
+                samples[impl].append(float(rest) / (iters * units))  # seconds per unit
+        for impl, (side, _, _) in prepared.items():
+            try:
+                self.worker(side, threads).call("free", self.timeout)
+            except WorkerError:
+                pass
+        for peer in peers:
+            note = notes.get("tfc") if "tfc" not in samples or not samples["tfc"] else None
+            note = note or notes.get(peer)
+            c_tfc, c_peer = checks.get("tfc", math.nan), checks.get(peer, math.nan)
+            if not note and math.isfinite(c_tfc) and math.isfinite(c_peer) and \
+                    abs(c_tfc - c_peer) > 1e-4 * max(abs(c_tfc), abs(c_peer)):
+                note = f"outputs differ: checksum tfc {c_tfc:.6g} vs {peer} {c_peer:.6g}"
+            self.add_row(workload, kind, threads, peer, samples.get("tfc", []), samples.get(peer, []), note)
+
+    def add_row(self, workload, kind, threads, peer, tfc_s, peer_s, note):
+        """tfc_s, peer_s: seconds per unit (kind time/rate) or MB (kind mem)."""
+        unit = UNITS.get(workload, "ms")
+        if kind == "time":
+            conv = lambda s: [1e3 * v for v in s]
+        elif kind == "rate":
+            conv = lambda s: [1.0 / v for v in s if v > 0]
+        else:
+            conv = lambda s: list(s)
+        a, b = conv(tfc_s), conv(peer_s)
+        row = {"workload": workload, "threads": threads, "peer": peer,
+               "tfc_median": statistics.median(a) if a else None,
+               "peer_median": statistics.median(b) if b else None,
+               "unit": unit, "ratio": None,
+               "tfc_min": min(a) if a else None, "tfc_max": max(a) if a else None,
+               "peer_min": min(b) if b else None, "peer_max": max(b) if b else None,
+               "repeats": min(len(a), len(b)), "target": target_for(workload, peer)}
+        if a and b and not note:
+            ta, tb = row["tfc_median"], row["peer_median"]
+            # > 1 means tfc is better: peer time / tfc time, tfc rate / peer rate, peer memory / tfc memory
+            row["ratio"] = tb / ta if kind in ("time", "mem") else ta / tb
+        if note:
+            row["note"] = note
+        self.rows.append(row)
+        self.print_row(row)
+
+    # ---- peak memory: each run in a fresh process, tfc and TensorFlow alternating ----
+    def peak_mem(self, threads):
+        workload = "peak_mem_train_cnn"
+        flags = ["--threads", str(threads), "--train-steps", str(self.peak_steps)]
+        if self.args.data_dir:
+            flags += ["--data-dir", self.args.data_dir]
+        cmds = {"tfc": [self.args.worker, "peak-mem"] + flags,
+                "tensorflow": [sys.executable, os.path.join(HERE, "peers.py"), "peak-mem", "tensorflow"] + flags}
+        mb, notes = {"tfc": [], "tensorflow": []}, {}
+        if "tensorflow" in self.missing:
+            notes["tensorflow"] = self.missing["tensorflow"]
+        reps = 1 if self.quick else 3
+        for _ in range(reps):
+            for side, argv in cmds.items():
+                if side in notes:
+                    continue
+                log = os.path.join(self.work, "logs", f"peak_{side}_t{threads}.log")
+                with open(log, "ab") as lf:
+                    try:
+                        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=lf, env=self.env(threads),
+                                           cwd=HERE, timeout=self.timeout)
+                    except subprocess.TimeoutExpired:
+                        notes[side] = f"error: timed out (log: {log})"
+                        continue
+                out = p.stdout.decode(errors="replace").strip().splitlines()
+                last = out[-1] if out else ""
+                word, _, rest = last.partition(" ")
+                if word == "ok" and p.returncode == 0:
+                    mb[side].append(int(rest) / 1024.0)
+                elif word == "na":
+                    notes[side] = "not yet available: " + rest
+                else:
+                    notes[side] = f"error: exit {p.returncode} {rest} (log: {log})"
+        self.add_row(workload, "mem", threads, "tensorflow", mb["tfc"], mb["tensorflow"],
+                     notes.get("tfc") or notes.get("tensorflow"))
+
+    # ---- output ----
+    HEADER = ("workload", "thr", "peer", "tfc", "peer", "unit", "ratio", "target", "tfc min-max", "peer min-max")
+    WIDTHS = (40, 3, 11, 9, 9, 10, 6, 7, 19, 19)
+
+    def print_header(self):
+        print(" ".join(h.ljust(w) if i < 3 or i == 5 else h.rjust(w)
+                       for i, (h, w) in enumerate(zip(self.HEADER, self.WIDTHS))))
+        print("-" * (sum(self.WIDTHS) + len(self.WIDTHS) - 1))
+
+    def print_row(self, r):
+        f = fmt
+        if r["ratio"] is None:
+            mark = ""
+        elif r["target"] is None:
+            mark = "-"
+        else:
+            mark = f"{r['target']:g} " + ("ok" if r["ratio"] >= r["target"] else "MISS")
+        cells = (r["workload"], str(r["threads"]), r["peer"], f(r["tfc_median"]), f(r["peer_median"]), r["unit"],
+                 f"{r['ratio']:.2f}" if r["ratio"] is not None else "n/a", mark,
+                 f"{f(r['tfc_min'])}-{f(r['tfc_max'])}" if r["tfc_min"] is not None else "",
+                 f"{f(r['peer_min'])}-{f(r['peer_max'])}" if r["peer_min"] is not None else "")
+        line = " ".join(c.ljust(w) if i < 3 or i == 5 else c.rjust(w)
+                        for i, (c, w) in enumerate(zip(cells, self.WIDTHS)))
+        print(line.rstrip(), flush=True)
+        if r.get("note"):
+            print(f"    ^ {r['note']}", flush=True)
+
+    def write_json(self):
+        path = self.args.results or os.path.join(HERE, "results", "latest.json")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path + ".tmp", "w") as f:
+            json.dump(self.rows, f, indent=1)
+            f.write("\n")
+        os.replace(path + ".tmp", path)
+        return path
+
+    def run(self):
+        t0 = time.monotonic()
+        load0 = os.getloadavg()
+        bc.write_cnn_weights(self.weights)
+        print(f"tfc bench{' (QUICK)' if self.quick else ''}: {datetime.datetime.now():%Y-%m-%d %H:%M}, "
+              f"{cpu_name()}, {os.cpu_count()} cores, load {load0[0]:.1f}; "
+              f"{self.repeats} interleaved samples per side; ratio > 1 means tfc is faster (or smaller)")
+        for fw, why in self.missing.items():
+            print(f"note: {why}")
+        only = re.compile(self.args.only) if self.args.only else None
+        todo = [w for w in workloads() if not only or only.search(w[0])]
+        self.print_header()
+        for threads in self.args.threads:
+            peers_needed = sorted({p for _, _, ps in todo for p in ps if p != "openblas"})
+            started = False
+            for name, kind, peers in todo:
+                if not started and any(p != "openblas" for p in peers):
+                    self.start_peers(threads, peers_needed)
+                    started = True
+                self.run_group(name, kind, peers, threads)
+            self.close_workers()
+        if not only or only.search("peak_mem_train_cnn"):
+            # Peak RSS barely depends on the thread count: QUICK measures it at the largest one only.
+            for threads in (self.args.threads[-1:] if self.quick else self.args.threads):
+                self.peak_mem(threads)
+        path = self.write_json()
+        load1 = os.getloadavg()
+        print(f"wrote {os.path.relpath(path)}; {time.monotonic() - t0:.0f} s; load {load1[0]:.1f}")
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 10:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worker", required=True, help="path of tfc_bench")
+    ap.add_argument("--quick", action="store_true", help="reduced run (about 3 minutes)")
+    ap.add_argument("--threads", default="1,2", type=lambda s: [int(v) for v in s.split(",")])
+    ap.add_argument("--only", help="regular expression selecting workloads")
+    ap.add_argument("--repeats", type=int, default=0, help="samples per side (default 3 quick, 7 full)")
+    ap.add_argument("--data-dir", help="Fashion-MNIST folder (default: TFC_DATASETS_DIR or Debian's)")
+    ap.add_argument("--work-dir", default=os.path.join(HERE, "..", "build", "bench", "work"))
+    ap.add_argument("--results", help="JSON output (default bench/results/latest.json)")
+    args = ap.parse_args()
+    args.worker = os.path.abspath(args.worker)
+    b = Bench(args)
+    try:
+        b.run()
+    finally:
+        b.close_workers()
+
+
+if __name__ == "__main__":
+    main()

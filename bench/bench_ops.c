@@ -1,0 +1,210 @@
+/* Op-level workloads: GEMM (tfc's MatMul and OpenBLAS's cblas_sgemm called directly), Conv2D and its two
+ * backprops, and eager dispatch of small ops.
+ *
+ *   gemm_<m>x<k>x<n>         C[m,n] = A[m,k] B[k,n], float32. The demo's Dense backward products keep the
+ *                            transposes Dense's gradient uses: gemm_128x10x1600 is dY[128,10] W[1600,10]^T
+ *                            (transpose_b) and gemm_1600x128x10 is X[128,1600]^T dY[128,10] (transpose_a).
+ *   conv2d_<pass>_<n>x<h>x<w>x<c>_<kh>x<kw>x<o>[_same]
+ *                            pass fwd (Conv2D), bwd_input (Conv2DBackpropInput), bwd_filter
+ *                            (Conv2DBackpropFilter); NHWC, stride 1, VALID unless _same.
+ *   eager_dispatch           10,000 AddV2 on two 8x8 float32 tensors (one iteration = 10,000 ops). */
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+#include "tfc/ops/conv.h"
+#include "tfc/ops/linalg.h"
+#include "tfc/ops/math.h"
+
+/* ---- GEMM ---- */
+typedef struct {
+    bench_case base;
+    tfc_ctx *ctx;
+    tfc_tensor *a, *b;
+    float *c; /* OpenBLAS side's output */
+    int64_t m, k, n;
+    bool ta, tb, blas;
+} gemm_case;
+
+static bool gemm_run(bench_case *bc, int64_t iters, tfc_status *st) {
+    gemm_case *g = (gemm_case *)bc;
+    if (g->blas) {
+        const float *a = tfc_tensor_data(g->a), *b = tfc_tensor_data(g->b);
+        for (int64_t i = 0; i < iters; i++)
+            cblas_sgemm(CblasRowMajor, g->ta ? CblasTrans : CblasNoTrans, g->tb ? CblasTrans : CblasNoTrans,
+                        (blasint)g->m, (blasint)g->n, (blasint)g->k, 1.0f, a, (blasint)(g->ta ? g->m : g->k), b,
+                        (blasint)(g->tb ? g->k : g->n), 0.0f, g->c, (blasint)g->n);
+        return true;
+    }
+    for (int64_t i = 0; i < iters; i++) {
+        tfc_tensor *c = tfc_matmul(g->ctx, g->a, g->b, g->ta, g->tb, st);
+        if (!c) return false;
+        tfc_tensor_unref(c);
+    }
+    return true;
+}
+
+static void gemm_free(bench_case *bc) {
+    gemm_case *g = (gemm_case *)bc;
+    tfc_tensor_unref(g->a);
+    tfc_tensor_unref(g->b);
+    tfc_aligned_free(g->c);
+    tfc_free(g);
+}
+
+static bench_case *gemm_prep(tfc_ctx *ctx, const char *impl, const char *workload, tfc_status *st) {
+    int64_t m, k, n;
+    int used = 0;
+    if (sscanf(workload, "gemm_%ldx%ldx%ld%n", &m, &k, &n, &used) != 3 || workload[used] || m < 1 || k < 1 ||
+        n < 1) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "bad GEMM workload '%s'", workload);
+        return NULL;
+    }
+    bool blas = !strcmp(impl, "openblas");
+    if (!blas && strcmp(impl, "tfc")) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "GEMM: unknown impl '%s'", impl);
+        return NULL;
+    }
+    gemm_case *g = tfc_calloc(1, sizeof *g);
+    if (!g) return tfc_status_oom(st, "gemm", sizeof *g), NULL;
+    *g = (gemm_case){.base = {gemm_run, gemm_free, 1.0, NAN}, .ctx = ctx, .m = m, .k = k, .n = n, .blas = blas};
+    /* Dense's gradient products (see the file comment). */
+    g->tb = m == 128 && k == 10 && n == 1600;
+    g->ta = m == 1600 && k == 128 && n == 10;
+    int64_t ad[2] = {g->ta ? k : m, g->ta ? m : k}, bd[2] = {g->tb ? n : k, g->tb ? k : n};
+    g->a = bench_random_tensor(ad, 2, 1, st);
+    g->b = g->a ? bench_random_tensor(bd, 2, 2, st) : NULL;
+    if (g->b && blas && !(g->c = tfc_aligned_alloc((size_t)(m * n) * sizeof(float))))
+        tfc_status_oom(st, "gemm output", (size_t)(m * n) * sizeof(float));
+    if (!g->b || (blas && !g->c)) {
+        gemm_free(&g->base);
+        return NULL;
+    }
+    return &g->base;
+}
+
+/* ---- Conv2D ---- */
+typedef enum { CONV_FWD, CONV_BWD_INPUT, CONV_BWD_FILTER } conv_pass;
+
+typedef struct {
+    bench_case base;
+    tfc_ctx *ctx;
+    conv_pass pass;
+    tfc_tensor *x, *f, *dy;
+    int64_t in_sizes[4], filter_sizes[4];
+    tfc_conv2d_attrs attrs;
+} conv_case;
+
+static bool conv_run(bench_case *bc, int64_t iters, tfc_status *st) {
+    conv_case *c = (conv_case *)bc;
+    for (int64_t i = 0; i < iters; i++) {
+        tfc_tensor *y = c->pass == CONV_FWD ? tfc_conv2d(c->ctx, c->x, c->f, &c->attrs, st)
+                        : c->pass == CONV_BWD_INPUT
+                            ? tfc_conv2d_backprop_input(c->ctx, c->in_sizes, c->f, c->dy, &c->attrs, st)
+                            : tfc_conv2d_backprop_filter(c->ctx, c->x, c->filter_sizes, c->dy, &c->attrs, st);
+        if (!y) return false;
+        tfc_tensor_unref(y);
+    }
+    return true;
+}
+
+static void conv_free(bench_case *bc) {
+    conv_case *c = (conv_case *)bc;
+    tfc_tensor_unref(c->x);
+    tfc_tensor_unref(c->f);
+    tfc_tensor_unref(c->dy);
+    tfc_free(c);
+}
+
+static bench_case *conv_prep(tfc_ctx *ctx, const char *impl, const char *workload, tfc_status *st) {
+    const char *p = workload + strlen("conv2d_");
+    conv_pass pass;
+    if (!strncmp(p, "fwd_", 4))
+        pass = CONV_FWD, p += 4;
+    else if (!strncmp(p, "bwd_input_", 10))
+        pass = CONV_BWD_INPUT, p += 10;
+    else if (!strncmp(p, "bwd_filter_", 11))
+        pass = CONV_BWD_FILTER, p += 11;
+    else
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "bad Conv2D pass in '%s'", workload), NULL;
+    int64_t n, h, w, ci, kh, kw, co;
+    int used = 0;
+    if (sscanf(p, "%ldx%ldx%ldx%ld_%ldx%ldx%ld%n", &n, &h, &w, &ci, &kh, &kw, &co, &used) != 7 ||
+        (p[used] && strcmp(p + used, "_same")))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "bad Conv2D shape in '%s'", workload), NULL;
+    if (strcmp(impl, "tfc"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Conv2D: unknown impl '%s'", impl), NULL;
+    bool same = p[used] != 0;
+    int64_t oh = same ? h : h - kh + 1, ow = same ? w : w - kw + 1;
+    conv_case *c = tfc_calloc(1, sizeof *c);
+    if (!c) return tfc_status_oom(st, "conv", sizeof *c), NULL;
+    *c = (conv_case){.base = {conv_run, conv_free, 1.0, NAN},
+                     .ctx = ctx,
+                     .pass = pass,
+                     .in_sizes = {n, h, w, ci},
+                     .filter_sizes = {kh, kw, ci, co},
+                     .attrs = {.padding = same ? "SAME" : "VALID"}};
+    int64_t yd[4] = {n, oh, ow, co};
+    bool ok = true;
+    if (pass != CONV_BWD_INPUT) ok = (c->x = bench_random_tensor(c->in_sizes, 4, 3, st)) != NULL;
+    if (ok && pass != CONV_BWD_FILTER) ok = (c->f = bench_random_tensor(c->filter_sizes, 4, 4, st)) != NULL;
+    if (ok && pass != CONV_FWD) ok = (c->dy = bench_random_tensor(yd, 4, 5, st)) != NULL;
+    if (!ok) {
+        conv_free(&c->base);
+        return NULL;
+    }
+    return &c->base;
+}
+
+/* ---- eager dispatch ---- */
+#define EAGER_OPS 10000
+
+typedef struct {
+    bench_case base;
+    tfc_ctx *ctx;
+    tfc_tensor *a, *b;
+} eager_case;
+
+static bool eager_run(bench_case *bc, int64_t iters, tfc_status *st) {
+    eager_case *e = (eager_case *)bc;
+    for (int64_t i = 0; i < iters * EAGER_OPS; i++) {
+        tfc_tensor *c = tfc_add(e->ctx, e->a, e->b, st);
+        if (!c) return false;
+        tfc_tensor_unref(c);
+    }
+    return true;
+}
+
+static void eager_free(bench_case *bc) {
+    eager_case *e = (eager_case *)bc;
+    tfc_tensor_unref(e->a);
+    tfc_tensor_unref(e->b);
+    tfc_free(e);
+}
+
+static bench_case *eager_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
+    if (strcmp(impl, "tfc"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "eager_dispatch: unknown impl '%s'", impl), NULL;
+    eager_case *e = tfc_calloc(1, sizeof *e);
+    if (!e) return tfc_status_oom(st, "eager", sizeof *e), NULL;
+    *e = (eager_case){.base = {eager_run, eager_free, EAGER_OPS, NAN}, .ctx = ctx};
+    int64_t d[2] = {8, 8};
+    e->a = bench_random_tensor(d, 2, 6, st);
+    e->b = e->a ? bench_random_tensor(d, 2, 7, st) : NULL;
+    if (!e->b) {
+        eager_free(&e->base);
+        return NULL;
+    }
+    return &e->base;
+}
+
+bench_case *bench_prep_ops(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
+                           tfc_status *st) {
+    (void)cfg;
+    if (!strncmp(workload, "gemm_", 5)) return gemm_prep(ctx, impl, workload, st);
+    if (!strncmp(workload, "conv2d_", 7)) return conv_prep(ctx, impl, workload, st);
+    if (!strcmp(workload, "eager_dispatch")) return eager_prep(ctx, impl, st);
+    return NULL;
+}

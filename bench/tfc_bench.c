@@ -1,0 +1,190 @@
+/* tfc_bench: the tfc side (and the OpenBLAS-direct side) of `make bench`.
+ *
+ *   tfc_bench serve --threads N [--train-steps S] [--mlp-steps S] [--weights FILE] [--data-dir DIR] [--work-dir DIR]
+ *       answers the driver's commands on stdin, one per line, with one line each on stdout:
+ *         prep <impl> <workload>   sets the workload up, runs a warm-up iteration and a timed one:
+ *                                  "ok <seconds of one iteration> <units per iteration> <checksum|nan>",
+ *                                  "na <reason>" (not available in this build) or "err <message>"
+ *         run <iters>              one sample: "ok <seconds>" or "err <message>"
+ *         free                     releases the prepared workload: "ok"
+ *         quit
+ *   tfc_bench peak-mem --threads N [--train-steps S] [--data-dir DIR]
+ *       trains the demo CNN in this process and prints "ok <ru_maxrss in KiB>".
+ *
+ * Everything libraries print goes to stderr: the protocol owns the original stdout. */
+#include <cblas.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+double bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void bench_fill_uniform(float *p, int64_t n, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        p[i] = (float)((double)(s >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+    }
+}
+
+tfc_tensor *bench_random_tensor(const int64_t *dims, int rank, uint64_t seed, tfc_status *st) {
+    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, dims, rank, st);
+    if (t) bench_fill_uniform(tfc_tensor_mutable_data(t), tfc_tensor_num_elements(t), seed);
+    return t;
+}
+
+static FILE *proto;
+
+static void reply(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void reply(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(proto, fmt, ap);
+    va_end(ap);
+    fputc('\n', proto);
+    fflush(proto);
+}
+
+/* Messages travel on one line. */
+static const char *one_line(tfc_status *st) {
+    for (char *p = st->msg; *p; p++)
+        if (*p == '\n' || *p == '\r') *p = ' ';
+    return st->msg;
+}
+
+static bench_case *prep(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload, tfc_status *st) {
+    bench_case *(*const preps[])(tfc_ctx *, const bench_cfg *, const char *, const char *, tfc_status *) = {
+        bench_prep_ops, bench_prep_keras, bench_prep_data};
+    for (size_t i = 0; i < sizeof preps / sizeof preps[0]; i++) {
+        bench_case *c = preps[i](ctx, cfg, impl, workload, st);
+        if (c || !tfc_ok(st)) return c;
+    }
+    tfc_status_set(st, TFC_INVALID_ARGUMENT, "unknown workload '%s' for impl '%s'", workload, impl);
+    return NULL;
+}
+
+static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
+    char line[512];
+    bench_case *cur = NULL;
+    while (fgets(line, sizeof line, stdin)) {
+        char cmd[32] = {0}, a[128] = {0}, b[256] = {0};
+        int n = sscanf(line, "%31s %127s %255s", cmd, a, b);
+        if (n < 1) continue;
+        tfc_status st = TFC_STATUS_INIT;
+        if (!strcmp(cmd, "quit")) break;
+        if (!strcmp(cmd, "free")) {
+            if (cur) cur->free(cur);
+            cur = NULL;
+            tfc_alloc_cache_clear();
+            reply("ok");
+        } else if (!strcmp(cmd, "prep") && n == 3) {
+            if (cur) cur->free(cur);
+            cur = prep(ctx, cfg, a, b, &st);
+            if (!cur) {
+                reply("%s %s", st.code == TFC_UNIMPLEMENTED ? "na" : "err", one_line(&st));
+                continue;
+            }
+            double t0 = bench_now();
+            bool ok = cur->run(cur, 1, &st); /* warm-up: first-touch of buffers, caches, lazy setup */
+            double t1 = bench_now();
+            ok = ok && cur->run(cur, 1, &st);
+            double t2 = bench_now();
+            if (!ok) {
+                reply("err %s", one_line(&st));
+                cur->free(cur);
+                cur = NULL;
+                continue;
+            }
+            (void)t0, (void)t1;
+            reply("ok %.9g %.9g %.12g", t2 - t1, cur->units, cur->check);
+        } else if (!strcmp(cmd, "run") && n == 2 && cur) {
+            int64_t iters = strtoll(a, NULL, 10);
+            if (iters < 1) iters = 1;
+            double t0 = bench_now();
+            bool ok = cur->run(cur, iters, &st);
+            double t1 = bench_now();
+            if (ok)
+                reply("ok %.9g", t1 - t0);
+            else
+                reply("err %s", one_line(&st));
+        } else {
+            reply("err bad command: %s", cmd);
+        }
+    }
+    if (cur) cur->free(cur);
+    return 0;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: tfc_bench serve|peak-mem --threads N [--train-steps S] [--mlp-steps S] [--weights FILE] "
+                    "[--data-dir DIR] [--work-dir DIR]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) usage();
+    const char *mode = argv[1];
+    bench_cfg cfg = {.threads = 1, .train_steps = 10, .mlp_steps = 100, .work_dir = "."};
+    for (int i = 2; i < argc; i++) {
+        if (i + 1 >= argc) usage();
+        if (!strcmp(argv[i], "--threads"))
+            cfg.threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--train-steps"))
+            cfg.train_steps = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--mlp-steps"))
+            cfg.mlp_steps = strtoll(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--weights"))
+            cfg.weights = argv[++i];
+        else if (!strcmp(argv[i], "--data-dir"))
+            cfg.data_dir = argv[++i];
+        else if (!strcmp(argv[i], "--work-dir"))
+            cfg.work_dir = argv[++i];
+        else
+            usage();
+    }
+    if (cfg.threads < 1 || cfg.train_steps < 1 || cfg.mlp_steps < 1) usage();
+
+    int fd = dup(STDOUT_FILENO);
+    if (fd < 0 || !(proto = fdopen(fd, "w"))) return 1;
+    dup2(STDERR_FILENO, STDOUT_FILENO);
+
+    /* One thread count for both sides: tfc's pool (which also caps OpenBLAS inside tfc's MatMul) and OpenBLAS
+     * when it is called directly. */
+    openblas_set_num_threads(cfg.threads);
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = cfg.threads, .seed = 1, .has_seed = true}, &st);
+    if (!ctx) {
+        fprintf(stderr, "tfc_bench: %s\n", st.msg);
+        return 1;
+    }
+    int rc = 0;
+    if (!strcmp(mode, "serve")) {
+        rc = serve(ctx, &cfg);
+    } else if (!strcmp(mode, "peak-mem")) {
+        if (bench_peak_mem_train_cnn(ctx, &cfg, &st)) {
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            reply("ok %ld", ru.ru_maxrss);
+        } else {
+            reply("%s %s", st.code == TFC_UNIMPLEMENTED ? "na" : "err", one_line(&st));
+            rc = st.code == TFC_UNIMPLEMENTED ? 0 : 1;
+        }
+    } else {
+        usage();
+    }
+    tfc_ctx_free(ctx);
+    return rc;
+}
