@@ -128,8 +128,11 @@ const op_case op_cases_indexing[] = {
     {"TopKV2", "unsorted", 2, {TVALS_G(2, D(2, 5), 10, 7, 2, 9, 4, 0, 5, 1, 8, 3, 6), SCALAR(TFC_INT32, 2)},
      1, {TFC_ATTR_B("sorted", false)}, .grad = true},
     {"TopKV2", "ties keep index order", 2, {TVALS(1, 6, 6, 3, 5, 3, 5, 1, 5), SCALAR(TFC_INT32, 4)}, .grad = false},
-    {"TopKV2", "k = n", 2, {IN_T(2, 3, 4), SCALAR(TFC_INT32, 4)}, .grad = true},
-    {"TopKV2", "k = 1", 2, {IN_T(3, 2, 3, 6), SCALAR(TFC_INT32, 1)}, .grad = true},
+    /* Gradient cases use distinct values: random ones within the finite-difference step of each other would
+     * swap places under the perturbation (a kink the central difference averages over). */
+    {"TopKV2", "k = n", 2, {TVALS_G(2, D(3, 4), 12, 3, -7, 11, 0, 5, -2, 9, -11, 1, 6, -4, 8), SCALAR(TFC_INT32, 4)}, .grad = true},
+    {"TopKV2", "k = 1", 2, {TVALS_G(3, D(2, 2, 4), 16, 3, -7, 11, 0, 5, -2, 9, -11, 1, 6, -4, 8, 2, -9, 12, 4), SCALAR(TFC_INT32, 1)}, .grad = true},
+    {"TopKV2", "random values", 2, {IN_T(2, 3, 4), SCALAR(TFC_INT32, 4)}, .grad = false},
     {"TopKV2", "k = 0", 2, {IN_T(2, 2, 3), SCALAR(TFC_INT32, 0)}, .grad = false},
     {"TopKV2", "long rows, int64 k and indices", 2, {IN_T(2, 3, 300), SCALAR(TFC_INT64, 20)}, 1,
      {TFC_ATTR_T("index_type", TFC_INT64)}, .grad = true},
