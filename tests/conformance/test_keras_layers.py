@@ -23,10 +23,10 @@ K = tfc.keras
 
 IGNORED_KEYS = ("module", "registered_name", "build_config")
 TRIALS = 8
-DTYPES = ["float32", "float64"]
+DTYPES = ["float32", "float64", "float16", "bfloat16"]
 # (rtol, atol); atol scales with the largest expected magnitude (conftest.assert_close). Sums over
 # kernels/normalised axes round differently from oneDNN's, hence float32 above the elementwise 1e-5.
-TOL = {"float32": (1e-4, 1e-5), "float64": (1e-9, 1e-10), "float16": (2e-2, 2e-2)}
+TOL = {"float32": (1e-4, 1e-5), "float64": (1e-9, 1e-10), "float16": (2e-2, 2e-2), "bfloat16": (6e-2, 6e-2)}
 # TensorFlow's oneDNN pooling rounds float64 through float32.
 POOL_TOL = {"float64": (1e-6, 1e-6)}
 
