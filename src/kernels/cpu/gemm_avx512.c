@@ -7,7 +7,12 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 #pragma GCC push_options
 #pragma GCC target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma")
+#include <immintrin.h>
 #define GEMM_VL 16
+#define GV_MASK_T __mmask16
+#define GV_MASK(n) ((__mmask16)((1u << (n)) - 1u))
+#define GV_LOAD_MASK(p, m) ((gv)_mm512_maskz_loadu_ps((m), (p)))
+#define GV_STORE_MASK(p, m, v) _mm512_mask_storeu_ps((p), (m), (__m512)(v))
 #define GEMM_WIDE_MR 14
 #define GEMM_WIDE_NV 2
 #define GEMM_NARROW_MR 14
