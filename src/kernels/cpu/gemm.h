@@ -6,8 +6,8 @@
  * baseline ISA (6x8 with GCC vector extensions), and the best one the CPU supports is picked at run time.
  * Work is split across tfc's thread pool (never OpenBLAS's threads): by rows of C, by columns, or, for
  * small outputs with a long inner dimension (filter gradients), by k into partial sums added at the end.
- * Operands with little reuse are read in place instead of packed (A rows of a product with few output
- * columns, B rows when few rows of A use them). */
+ * Operands are read in place instead of packed where that measured faster (see serial() in
+ * gemm_kern.inc). */
 #ifndef TFC_KERNELS_CPU_GEMM_H
 #define TFC_KERNELS_CPU_GEMM_H
 
