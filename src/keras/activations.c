@@ -97,6 +97,7 @@ tfc_tensor *tfc_activation_apply(tfc_ctx *ctx, const char *name, tfc_tensor *x, 
         return NULL;
     }
     if (!tfc_scope_end_keep(ctx, &y, 1, st)) return NULL;
+    if (name && (!strcmp(name, "softmax") || !strcmp(name, "sigmoid"))) tfc_keras_note_logits(y, x);
     tfc_status_clear(st);
     return y;
 }

@@ -141,6 +141,9 @@ bool tfc_keras_expect_inputs(const tfc_layer *l, int n_in, int n, tfc_status *st
 const tfc_weight *tfc_layer_find_weight(const tfc_layer *l, const tfc_variable *v);
 /* Regularization loss l1 * sum(|w|) + l2 * sum(w^2) of one tensor, as a float32 scalar (ops, differentiable). */
 tfc_tensor *tfc_regularizer_apply(tfc_ctx *ctx, const tfc_regularizer *reg, tfc_tensor *w, tfc_status *st);
+/* Keras's _keras_logits (training.c): during a train/test step, y = softmax(x) or sigmoid(x) remembers x so that
+ * the cross-entropies compute from logits (tfc_loss_call_logits). A no-op outside steps. */
+void tfc_keras_note_logits(tfc_tensor *y, tfc_tensor *x);
 /* Reads the activation name at build/call: INVALID_ARGUMENT "Unknown activation function: x (layer "d")". */
 bool tfc_layer_check_activation(const tfc_layer *l, const char *activation, tfc_status *st);
 

@@ -1,5 +1,8 @@
 /* tfc — Keras callbacks (tf.keras.callbacks). fit/evaluate call them at Keras's hook points with the logs
- * Keras would pass ("loss", metric names, "val_*" at epoch end, "lr" when a callback sets it). */
+ * Keras would pass ("loss", metric names, "val_*" at epoch end, "lr" when a callback sets it). Values are the
+ * float32 results of the metrics, as Keras's. fit runs the user's callbacks in order, then History, then the
+ * progress bar (tf-keras's order, so "lr" added by a callback is shown and recorded). Callbacks run outside
+ * fit's scopes: tensors they create belong to them. Messages of the built-in callbacks go to fit's `out`. */
 #ifndef TFC_KERAS_CALLBACKS_H
 #define TFC_KERAS_CALLBACKS_H
 
@@ -17,8 +20,13 @@ typedef struct tfc_logs {
 } tfc_logs;
 /* Value of key in logs, or NAN when absent. */
 TFC_API double tfc_logs_get(const tfc_logs *logs, const char *key);
+/* Sets logs[key] (a callback adding "lr" in on_epoch_end, as Keras's logs dict); key is borrowed and must outlive
+ * the logs (a string literal or the callback's own storage). False when the logs are full (TFC_LOGS_MAX). */
+TFC_API bool tfc_logs_set(tfc_logs *logs, const char *key, double value);
 
-/* Hooks; any may be NULL. Returning false (with st set) stops training with that error. */
+/* Hooks; any may be NULL. Returning false (with st set) stops training with that error (on_train_end is then
+ * not called, as with an exception in Keras). Hooks get the model; tfc_model_stop_training stops after the
+ * current batch (and its epoch end). */
 typedef struct tfc_callback_fns {
     bool (*on_train_begin)(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st);
     bool (*on_train_end)(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st);
@@ -37,9 +45,13 @@ TFC_API tfc_callback *tfc_callback_new(const tfc_callback_fns *fns, void *user);
 TFC_API void *tfc_callback_user(const tfc_callback *cb);
 TFC_API void tfc_callback_free(tfc_callback *cb);
 
-/* ModelCheckpoint: filepath may contain {epoch:02d} and {<metric>:.4f} style fields as Keras. monitor default
- * "val_loss"; mode "auto"/"min"/"max"; save_freq "epoch". Full-model saving is not available yet:
- * save_weights_only false saves weights too (documented difference). */
+/* ModelCheckpoint: at each epoch end, saves to filepath formatted as Python's str.format with epoch (1-based)
+ * and the logs ("w.{epoch:02d}-{val_loss:.2f}.h5"; specs d, f, e, g with width/precision; an unknown key is
+ * INVALID_ARGUMENT "Failed to format this callback filepath"), creating missing folders. monitor default
+ * "val_loss"; mode "auto" (max when monitor contains "acc", else min), "min", "max"; save_best_only saves only
+ * when monitor improves (strictly). verbose 1 prints tf-keras's "Epoch 3: val_loss improved from 0.50000 to
+ * 0.25000, saving model to ..." lines. Full-model saving is not available yet: save_weights_only false saves
+ * the weights too (tfc_model_save_weights, Keras's HDF5 layout). */
 typedef struct {
     const char *filepath, *monitor, *mode;
     bool save_best_only, save_weights_only;
@@ -48,7 +60,11 @@ typedef struct {
 TFC_API tfc_callback *tfc_callbacks_model_checkpoint_new(const tfc_model_checkpoint_opts *o);
 #define tfc_callbacks_model_checkpoint(...) tfc_callbacks_model_checkpoint_new(&(tfc_model_checkpoint_opts){__VA_ARGS__})
 
-/* EarlyStopping: monitor default "val_loss", min_delta, patience, mode, baseline, restore_best_weights. */
+/* EarlyStopping (tf-keras 2.x semantics): monitor default "val_loss"; mode "auto" is max for names ending in
+ * "acc", "accuracy" or "auc"; an epoch improves when (value - |min_delta|) beats the best (max) or
+ * (value + |min_delta|) does (min); `wait` restarts only when the value also beats baseline (has_baseline);
+ * training stops when wait >= patience (never at epoch 0). restore_best_weights sets the best epoch's weights
+ * at train end. verbose 1 prints "Epoch 4: early stopping" and the restore message. */
 typedef struct {
     const char *monitor, *mode;
     double min_delta, baseline;
@@ -60,7 +76,11 @@ typedef struct {
 TFC_API tfc_callback *tfc_callbacks_early_stopping_new(const tfc_early_stopping_opts *o);
 #define tfc_callbacks_early_stopping(...) tfc_callbacks_early_stopping_new(&(tfc_early_stopping_opts){__VA_ARGS__})
 
-/* ReduceLROnPlateau: monitor "val_loss", factor 0.1, patience 10, mode, min_delta 1e-4, cooldown, min_lr. */
+/* ReduceLROnPlateau: monitor "val_loss", factor 0.1 (0 = default; >= 1 is refused: NULL), patience 10
+ * (has_patience to pass 0), mode (auto: max when monitor contains "acc"), min_delta 1e-4 (0 = default),
+ * cooldown, min_lr. Adds "lr" (before reducing) to the epoch logs; reduces in float32 as Keras
+ * (new = max(lr * factor, min_lr)); verbose 1 prints "Epoch 2: ReduceLROnPlateau reducing learning rate to
+ * 0.0005." */
 typedef struct {
     const char *monitor, *mode;
     double factor, min_delta, min_lr;
@@ -71,16 +91,25 @@ typedef struct {
 TFC_API tfc_callback *tfc_callbacks_reduce_lr_on_plateau_new(const tfc_reduce_lr_on_plateau_opts *o);
 #define tfc_callbacks_reduce_lr_on_plateau(...) tfc_callbacks_reduce_lr_on_plateau_new(&(tfc_reduce_lr_on_plateau_opts){__VA_ARGS__})
 
-/* LearningRateScheduler: schedule(epoch, current lr, user) returns the new lr, set at each epoch begin. */
+/* LearningRateScheduler: schedule(epoch, current lr, user) returns the new lr, set at each epoch begin; "lr" is
+ * added to the epoch logs. A non-finite rate stops training (INVALID_ARGUMENT). */
 TFC_API tfc_callback *tfc_callbacks_learning_rate_scheduler(double (*schedule)(int epoch, double lr, void *user),
                                                             void *user);
-/* CSVLogger: epoch and every log value per line; separator default ","; append to an existing file. */
+/* CSVLogger: Keras's format: a header "epoch,<log keys sorted>" (written unless appending to a non-empty file),
+ * then per epoch the 0-based epoch and each value as Python prints it (repr of the float32 value:
+ * 0.5375000238418579, 1e-05), lines ending in "\r\n" (Python's csv module); "NA" for a key missing when
+ * training stops. separator NULL = ",". */
 TFC_API tfc_callback *tfc_callbacks_csv_logger(const char *filename, const char *separator, bool append);
-/* TerminateOnNaN: stops training when the batch loss is NaN or infinite. */
+/* TerminateOnNaN: stops training when the batch loss is NaN or infinite, printing "Batch 0: Invalid loss,
+ * terminating training". */
 TFC_API tfc_callback *tfc_callbacks_terminate_on_nan(void);
-/* BackupAndRestore: at each epoch end saves weights, optimizer state and the epoch into backup_dir
- * (atomically); a fit started again with the same backup_dir resumes after the last completed epoch; the
- * backup is deleted when training ends normally. */
+/* BackupAndRestore: at each epoch end saves weights, optimizer state (iterations, slots), the epoch and fit's
+ * seed base into backup_dir/backup.tfcb (written to a temporary file and renamed: a crash never leaves a torn
+ * backup); a fit started again with the same backup_dir (same model and optimizer) restores it and resumes
+ * after the last completed epoch; the backup is deleted when training ends normally (also by EarlyStopping).
+ * Shuffling, and under a global seed (tfc_ctx_opts.seed) the random layers, depend only on (seed, epoch), so
+ * a run killed and resumed ends with the weights of an uninterrupted run. A corrupt backup is DATA_LOSS; one
+ * of another model INVALID_ARGUMENT. */
 TFC_API tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir);
 
 #ifdef __cplusplus

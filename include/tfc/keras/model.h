@@ -22,16 +22,21 @@ typedef struct tfc_history tfc_history;
 
 /* ---- construction ---- */
 /* tf.keras.Sequential(layers): layers is NULL-terminated and may be NULL (then tfc_model_add). The model takes
- * the layers. The input shape comes from the first layer's input_shape, from an input layer, or from the
- * first batch it sees. NULL only when out of memory. */
+ * the layers. The input shape comes from the first layer's input_shape, from an input layer
+ * (tfc_layers_input_layer), or from the first batch it sees (or tfc_model_build); once it is known each added
+ * layer is built and shape-checked. NULL only when out of memory; an incompatible layer in the list is
+ * reported by every later call on the model (build, call, compile, fit, summary). */
 TFC_API tfc_model *tfc_sequential(tfc_ctx *ctx, tfc_layer *const *layers);
 TFC_API tfc_model *tfc_sequential_named(tfc_ctx *ctx, tfc_layer *const *layers, const char *name);
 /* model.add(layer): INVALID_ARGUMENT (layer left unowned is released) when shapes are incompatible with the
  * model built so far. */
 TFC_API bool tfc_model_add(tfc_model *m, tfc_layer *layer, tfc_status *st);
 /* tf.keras.Model(inputs, outputs): the Functional API over Keras tensors from tfc_input / tfc_layer_apply.
- * Multi-input, multi-output, shared layers and nested models are supported. INVALID_ARGUMENT when an output
- * does not depend on the inputs (names the tensor and layer). */
+ * Multi-input, multi-output (at most 8 each), shared layers (a layer called twice is two nodes) and nested
+ * models are supported; model.layers are in Keras's order (by depth from the inputs). name NULL: "model",
+ * "model_1", ... INVALID_ARGUMENT when a tensor a layer needs cannot be computed from the inputs ("Graph
+ * disconnected: ..." naming the tensor and layer), when inputs do not come from tfc_input, or when two layers
+ * share a name. On failure the floating layers of the graph are released. */
 TFC_API tfc_model *tfc_model_new(tfc_ctx *ctx, tfc_ktensor *const *inputs, int n_in, tfc_ktensor *const *outputs,
                                  int n_out, const char *name, tfc_status *st);
 /* tf.keras.models.model_from_config / model_from_json: a Sequential or Functional model rebuilt from Keras's model
@@ -42,22 +47,38 @@ TFC_API tfc_model *tfc_model_new(tfc_ctx *ctx, tfc_ktensor *const *inputs, int n
  * the config gives the input shapes. INVALID_ARGUMENT for malformed configs and unknown layer classes (naming
  * them), the layer errors of tfc_model_add / tfc_layer_apply for incompatible shapes. (src/keras/model_config.c) */
 TFC_API tfc_model *tfc_model_from_config(tfc_ctx *ctx, const char *json, tfc_status *st);
-/* Subclassed models: cls->size bytes, zeroed, with a struct that embeds tfc_model first (use
- * TFC_MODEL_BASE_SIZE to check) and cls->call doing the forward pass with tfc_layer_call on sublayers
- * registered through tfc_model_track (which takes the sublayer and returns it). */
+/* Subclassed models (a subclass of tf.keras.Model): cls->class_name names the class ("MyModel"; the default
+ * model name is its snake_case, "my_model"), cls->size is the size of the subclass's own data (zeroed, aligned
+ * for any type, reached with tfc_model_subclass_data), cls->call does the forward pass with tfc_layer_call on
+ * sublayers registered through tfc_model_track, cls->build (optional) runs before the first call and
+ * cls->destroy (optional) releases what the data owns. cls must stay valid for the process (keep it static).
+ * The model is built on its first call (or tfc_model_build); its layers are listed in tracking order.
+ * NULL when out of memory or cls has no call. */
 TFC_API tfc_model *tfc_model_subclass_new(tfc_ctx *ctx, const tfc_layer_class *cls, const char *name);
+TFC_API void *tfc_model_subclass_data(tfc_model *m); /* NULL for other models */
+/* Registers a sublayer of a subclassed model (self.dense = Dense(...)): takes a floating layer (or adds a
+ * reference) and returns it, or NULL when out of memory (a floating layer is then released). */
 TFC_API tfc_layer *tfc_model_track(tfc_model *m, tfc_layer *sublayer);
-TFC_API size_t tfc_model_base_size(void);
-/* The model as a layer (for nesting or tfc_layer_* queries); borrowed. */
+TFC_API size_t tfc_model_base_size(void); /* bytes of the model part before the subclass data */
+/* The model as a layer (for nesting or tfc_layer_* queries); borrowed. A model used as a layer of another
+ * model (nested: tfc_layer_apply, a Sequential list, tfc_model_track) is shared: the outer model holds its own
+ * reference and the creator still frees its model with tfc_model_free. */
 TFC_API tfc_layer *tfc_model_as_layer(tfc_model *m);
+/* The model a layer is (for a subclassed model's call, which receives its model as a tfc_layer), or NULL. */
+TFC_API tfc_model *tfc_layer_as_model(tfc_layer *l);
 TFC_API void tfc_model_free(tfc_model *m); /* NULL-safe; releases layers, optimizer, loss and metrics */
 /* model.layers: writes up to max borrowed layers, returns the count. */
 TFC_API int tfc_model_layers(const tfc_model *m, tfc_layer **out, int max);
 TFC_API tfc_layer *tfc_model_get_layer(const tfc_model *m, const char *name);
 /* model.build(input_shape) for models whose input shape is not yet known. shape includes the batch (-1). */
 TFC_API bool tfc_model_build(tfc_model *m, const tfc_shape *input_shape, tfc_status *st);
-/* model.summary(): Keras's table (Layer (type), Output Shape, Param #; totals of params, trainable and
- * non-trainable) written to out (NULL = stdout). */
+/* model.summary(): tf-keras's table, character for character (tf-keras 2.x: cells indented by a space, a blank
+ * line after each layer, long cells wrapped, totals "Total params: 34826 (136.04 KB)"): 65 columns for
+ * Sequential, subclassed and branch-free Functional models; 98 columns with "Connected to" for other
+ * Functional models. Output shapes as "(None, 26, 26, 32)", "[(None, 16)]" for inputs, "multiple" for layers
+ * called with several shapes or only eagerly (subclassed models); "0 (unused)" for layers never built.
+ * Written to out (NULL = stdout). INVALID_ARGUMENT "This model has not yet been built..." before the input
+ * shape is known. */
 TFC_API bool tfc_model_summary(tfc_model *m, FILE *out, tfc_status *st);
 /* model(x, training) on eager tensors: single input and output. */
 TFC_API tfc_tensor *tfc_model_call(tfc_model *m, tfc_tensor *x, bool training, tfc_status *st);
@@ -70,19 +91,34 @@ typedef struct tfc_compile_opts {
     const char *optimizer_name;    /* NULL and no optimizer: "rmsprop" (Keras's default) */
     tfc_loss *loss;                /* taken by the model; NULL: loss_name */
     const char *loss_name;         /* e.g. "sparse_categorical_crossentropy" */
-    const char *metrics[8];        /* names, NULL-terminated ("accuracy" is resolved against the loss) */
-    tfc_metric *metric_objs[8];    /* taken by the model; NULL-terminated */
+    const char *metrics[8];        /* names, NULL-terminated; "accuracy"/"acc" and "crossentropy"/"ce" are
+                                      resolved at the first batch as Keras: binary when y_pred's last dim is 1,
+                                      sparse when y_true has a lower rank or a last dim of 1, else categorical
+                                      (so sparse_categorical_accuracy with sparse CE labels); logs use the name
+                                      given ("acc"), prefixed by the output layer's name for multi-output
+                                      models ("out_a_acc") */
+    tfc_metric *metric_objs[8];    /* taken by the model; NULL-terminated; measure the first output */
     bool run_eagerly;
     int steps_per_execution;       /* accepted for API parity; steps run one at a time */
 } tfc_compile_opts;
-/* INVALID_ARGUMENT for unknown optimizer/loss/metric names ("Unknown loss function: x"). */
+/* model.compile: replaces any previous compile state. The optimizer, loss and metric objects given are taken
+ * by the model, also when compile fails. A model may be compiled without a loss (predict only); fit and
+ * evaluate then fail with INVALID_ARGUMENT "No loss found". Multi-output models apply the loss to every output
+ * and train on their sum. INVALID_ARGUMENT for unknown optimizer/loss/metric names ("Unknown loss function:
+ * x"). */
 TFC_API bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *st);
 #define tfc_compile(m, st, ...) tfc_model_compile((m), &(tfc_compile_opts){__VA_ARGS__}, (st))
-/* Names of the values fit/evaluate report, in order: "loss", then each metric (Keras's metrics_names). */
+/* Names of the values fit/evaluate report, in order: "loss", the per-output losses of multi-output models, then
+ * each metric (Keras's metrics_names); known right after compile. */
 TFC_API int tfc_model_metrics_names(const tfc_model *m, const char **out, int max);
 TFC_API tfc_optimizer *tfc_model_optimizer(tfc_model *m); /* borrowed */
 
-/* ---- training ---- */
+/* ---- training ----
+ * Progress output (tf-keras's Progbar): PROGRESS draws a bar redrawn in place ("\b" and "\r", at most every
+ * 0.05 s, with an ETA) and ends each epoch with "422/422 [==============================] - 12s 28ms/step -
+ * loss: 0.5432 - accuracy: 0.8012 - val_loss: 0.4000 - val_accuracy: 0.8500"; EPOCH prints one line per epoch
+ * "422/422 - 12s - loss: 0.5432 - ... - 12s/epoch - 28ms/step"; "Epoch 1/5" precedes each epoch when epochs > 1.
+ * Values print with 4 decimals ("%.4e" below 1e-3). AUTO is PROGRESS on a terminal and EPOCH otherwise. */
 typedef enum { TFC_VERBOSE_AUTO = 0, TFC_VERBOSE_SILENT = -1, TFC_VERBOSE_PROGRESS = 1, TFC_VERBOSE_EPOCH = 2 } tfc_verbose;
 
 typedef struct tfc_fit_opts {
@@ -104,9 +140,19 @@ typedef struct tfc_fit_opts {
     FILE *out;                     /* progress output; NULL = stdout */
 } tfc_fit_opts;
 
-/* model.fit(x, y, ...): x [samples, ...], y [samples, ...]. *history (may be NULL) receives the History
- * (free with tfc_history_free). INVALID_ARGUMENT for mismatched sample counts, shapes the model rejects,
- * labels out of range (naming the layer/loss and values); the error of a callback stops training. */
+/* model.fit(x, y, ...): x [samples, ...], y [samples, ...]. Each epoch shuffles the samples (a seeded
+ * Fisher-Yates permutation; batches gathered with GatherV2) unless shuffle is TFC_NO (batches are slices);
+ * steps_per_epoch takes batches from one stream over successive passes, as Keras. The randomness of an epoch
+ * (permutation; under a global seed, the op seeds of Dropout and other random layers) depends only on the
+ * context's seed and the epoch, so runs repeat exactly and BackupAndRestore can resume one. A train step is
+ * forward (training) -> compiled loss of each output (+ regularization losses) -> gradients of the trainable
+ * weights -> optimizer update -> metrics, in a scope. class_weight (single output): per-sample weights from the
+ * class of each label (argmax of one-hot rows), multiplied with sample_weight. Logs: "loss" (the running
+ * mean weighted by batch size, including regularization), "<output>_loss" per output of multi-output models,
+ * metrics, then "val_*". *history (may be NULL) receives the History (free with tfc_history_free).
+ * FAILED_PRECONDITION before compile; INVALID_ARGUMENT for mismatched sample counts ("Data cardinality is
+ * ambiguous"), shapes the model rejects, labels out of range (naming the layer/loss and values), a
+ * validation_split leaving no training or validation samples; the error of a callback stops training. */
 TFC_API bool tfc_model_fit(tfc_model *m, tfc_tensor *x, tfc_tensor *y, const tfc_fit_opts *opts, tfc_history **history,
                            tfc_status *st);
 TFC_API bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, int n_y,
@@ -120,13 +166,18 @@ typedef struct tfc_eval_opts {
     tfc_callback *callbacks[16];
     FILE *out;
 } tfc_eval_opts;
-/* model.evaluate: writes loss then each metric into results (max entries); returns the count or -1. */
+/* model.evaluate: resets the metrics, then writes loss then each metric (tfc_model_metrics_names order) into
+ * results (max entries); returns the count or -1. */
 TFC_API int tfc_model_evaluate(tfc_model *m, tfc_tensor *x, tfc_tensor *y, const tfc_eval_opts *opts, double *results,
                                int max, tfc_status *st);
 TFC_API int tfc_model_evaluate_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, int n_y,
                                  const tfc_eval_opts *opts, double *results, int max, tfc_status *st);
 /* model.predict: outputs concatenated over batches; a new caller-owned tensor. */
 TFC_API tfc_tensor *tfc_model_predict(tfc_model *m, tfc_tensor *x, const tfc_eval_opts *opts, tfc_status *st);
+/* predict for multi-input / multi-output models: writes n_out new caller-owned tensors (n_out must equal the
+ * model's output count). */
+TFC_API bool tfc_model_predict_n(tfc_model *m, tfc_tensor *const *x, int n_x, const tfc_eval_opts *opts,
+                                 tfc_tensor **out, int n_out, tfc_status *st);
 /* train_on_batch / test_on_batch: one step on the given batch; results as evaluate (metrics accumulate
  * across calls unless reset_metrics, as Keras). predict_on_batch: one forward pass. */
 TFC_API int tfc_model_train_on_batch(tfc_model *m, tfc_tensor *x, tfc_tensor *y, tfc_tensor *sample_weight,

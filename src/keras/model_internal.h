@@ -1,0 +1,125 @@
+/* Internal: the private layout of models (Sequential, Functional, subclassed) shared by model.c, summary.c,
+ * training.c and the callbacks. Every model is allocated with at least sizeof(tfc_model_impl) bytes, so the
+ * public struct tfc_model (keras_internal.h) stays what other modules see. */
+#ifndef TFC_KERAS_MODEL_INTERNAL_H
+#define TFC_KERAS_MODEL_INTERNAL_H
+
+#include <stdio.h>
+
+#include "keras/keras_internal.h"
+
+/* One node of the model's graph in execution order. Input nodes (InputLayer) are listed too (Keras's
+ * nodes_by_depth includes them) but not run. Slots index the tensor table of one forward pass. */
+typedef struct tfc_plan_node {
+    tfc_knode *node;
+    bool is_input;
+    int depth;
+    int in_slot[TFC_KERAS_MAX_IO];
+    int out_slot[TFC_KERAS_MAX_IO];
+} tfc_plan_node;
+
+/* A compiled metric of one output: the display name ("accuracy", or "out_a_accuracy" for multi-output
+ * models) and its object, created at the first batch when Keras resolves it from the shapes ("accuracy",
+ * "acc", "crossentropy", "ce"). */
+typedef struct tfc_metric_slot {
+    char *name;
+    char *spec;        /* the name given to compile (NULL for metric objects) */
+    tfc_metric *obj;   /* owned; NULL until resolved */
+    int output;
+} tfc_metric_slot;
+
+typedef struct tfc_fit_state tfc_fit_state;
+
+typedef struct tfc_model_impl {
+    tfc_model m;
+    /* Sequential: the InputLayer its graph starts from (an owned reference; not in model.layers). */
+    tfc_layer *seq_input;
+    tfc_dtype build_dtype;         /* dtype of the Input a deferred Sequential model builds (0: float32) */
+    /* The graph (Sequential once its input shape is known, Functional always). */
+    tfc_plan_node *plan;
+    int n_plan;
+    int n_slots;
+    int *in_slots, *out_slots;
+    /* Subclassed models: the user's class and where its data lives (tfc_model_subclass_data). */
+    const tfc_layer_class *user_cls;
+    size_t data_offset;
+    /* compile */
+    char *loss_name;               /* as given ("sparse_categorical_crossentropy") or the object's name */
+    char *optimizer_name;
+    int n_out;                     /* outputs the losses/metrics were set up for (0: not yet known) */
+    tfc_metric_slot *slots;
+    int n_slot;
+    char **spec_names;             /* metric names given to compile, in order */
+    int n_spec;
+    tfc_metric **spec_objs;        /* metric objects given to compile (owned until placed in a slot) */
+    int n_spec_obj;
+    char **out_names;              /* per-output loss names ("out_a_loss") when n_out > 1 */
+    double loss_sum, loss_count;   /* the "loss" tracker (Mean weighted by batch size) */
+    double *out_loss_sum;          /* per output, when n_out > 1 */
+    /* fit in progress (NULL otherwise): callbacks reach it through the model */
+    tfc_fit_state *fit;
+    /* A Sequential model whose construction failed (an incompatible layer) reports this error from every
+     * later call, as constructors cannot return a status. */
+    tfc_status deferred;
+} tfc_model_impl;
+
+#define TFC_IMPL(m) ((tfc_model_impl *)(m))
+
+/* ---- model.c ---- */
+/* True when l is a model (Sequential, Functional or subclassed). */
+bool tfc_layer_is_model(const tfc_layer *l);
+/* Runs the model's forward pass: n_x inputs, n_y outputs (new tensors in the current scope). */
+bool tfc_model_forward(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor **y, int n_y, bool training,
+                       tfc_status *st);
+/* Number of model outputs (1 for subclassed models), inputs (1 for subclassed). */
+int tfc_model_num_outputs(const tfc_model *m);
+int tfc_model_num_inputs(const tfc_model *m);
+/* Checks data shapes (batch dim ignored) against the model's inputs, building a deferred Sequential model for
+ * them. INVALID_ARGUMENT naming the model and shapes. */
+bool tfc_model_prepare_inputs(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_status *st);
+/* The name of output i's layer ("dense_1") for per-output log names. */
+const char *tfc_model_output_name(const tfc_model *m, int i);
+
+/* ---- training.c ---- */
+/* Releases compile state (optimizer, loss, metrics). */
+void tfc_model_compile_free(tfc_model *m);
+/* Output stream of the running fit (stdout otherwise), for callbacks' messages. */
+FILE *tfc_model_fit_out(tfc_model *m);
+/* BackupAndRestore: makes the running fit start at `epoch` (called from on_train_begin). */
+void tfc_model_fit_set_initial_epoch(tfc_model *m, int epoch);
+/* The seed every epoch's shuffling and dropout derive from (with the epoch), so that a fit resumed from a
+ * backup repeats the epochs of an uninterrupted one. 0 outside fit. */
+uint64_t tfc_model_fit_seed_base(tfc_model *m);
+void tfc_model_fit_set_seed_base(tfc_model *m, uint64_t seed);
+/* Creates the optimizer's slot variables (when not created yet) by applying zero gradients, so that a
+ * checkpoint can be restored into them; weights are unchanged for Keras's optimizers except decoupled
+ * weight decay, so callers restore weights afterwards. */
+bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st);
+/* Python's repr of a float32 / float64 value (shortest round-trip digits), as Keras prints logs. */
+char *tfc_py_repr_f32(float v, char *buf, size_t size);
+char *tfc_py_repr_f64(double v, char *buf, size_t size);
+
+/* ---- callbacks.c ---- */
+/* The callback list fit/evaluate run: user callbacks, then History, then the progress bar (Keras's order). */
+typedef enum {
+    TFC_HOOK_TRAIN_BEGIN, TFC_HOOK_TRAIN_END, TFC_HOOK_EPOCH_BEGIN, TFC_HOOK_EPOCH_END,
+    TFC_HOOK_TRAIN_BATCH_BEGIN, TFC_HOOK_TRAIN_BATCH_END, TFC_HOOK_TEST_BEGIN, TFC_HOOK_TEST_END
+} tfc_hook;
+bool tfc_callbacks_run(tfc_callback *const *cbs, int n, tfc_hook hook, tfc_model *m, int64_t index, tfc_logs *logs,
+                       tfc_status *st);
+/* Built-in hooks for History (training.c owns the history object). */
+tfc_callback *tfc_callback_history_new(tfc_history *h);
+tfc_history *tfc_history_new(void);
+
+/* ---- progbar.c ---- */
+typedef struct tfc_progbar tfc_progbar;
+/* Keras's ProgbarLogger for fit (mode "fit": epochs, steps), evaluate ("test") or predict ("predict").
+ * verbose 1: live bar (\b and \r, ETA); 2: one line per epoch. */
+tfc_callback *tfc_progbar_new(FILE *out, int verbose, int epochs, int64_t steps, bool in_fit);
+/* evaluate/predict drive their bar directly. */
+void tfc_progbar_test_batch(tfc_callback *cb, int64_t batch, const tfc_logs *logs);
+void tfc_progbar_test_end(tfc_callback *cb, const tfc_logs *logs);
+/* Resolves TFC_VERBOSE_AUTO: progress bar on a terminal, one line per epoch otherwise. */
+int tfc_verbose_resolve(tfc_verbose v, FILE *out);
+
+#endif
