@@ -72,7 +72,10 @@ demo: build
 	$(REL)/examples/eager_tape
 
 # The peers go into the same virtual environment (PyPI's torch wheel is the large CUDA build; it runs on the CPU).
-bench: build venv
+# Only the library is built: the benchmark needs nothing else.
+bench: deps venv
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) -j $(JOBS) --target tfc
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(BENCH_PY_MODULES)'.split()))" || \
 	  $(PY) -m pip install -q $(BENCH_PY_PACKAGES)
 	cmake -S bench -B $(BUILD)/bench -DCMAKE_BUILD_TYPE=Release -DTFC_BUILD_DIR=$(CURDIR)/$(REL) >/dev/null

@@ -206,13 +206,17 @@ class Bench:
     def run_group(self, workload, kind, peers, threads):
         impls = ["tfc"] + peers
         prepared, notes, checks = {}, {}, {}
+        # A training or pipeline sample is one call (fit, epoch): the warm-up is enough, no sizing run.
+        single = workload.startswith("train_") or workload == "data_pipeline"
+
         for impl in impls:
             if impl in self.missing:
                 notes[impl] = self.missing[impl]
                 continue
             side = "tfc" if impl in ("tfc", "openblas") else impl
             try:
-                reply = self.worker(side, threads).call(f"prep {impl} {workload}", self.timeout)
+                reply = self.worker(side, threads).call(f"prep {impl} {workload}{' 0' if single else ''}",
+                                                        self.timeout)
             except WorkerError as e:
                 notes[impl] = f"error: {e}"
                 continue
@@ -222,8 +226,7 @@ class Bench:
                 break  # nothing to compare with: the peers are not run
             if word == "ok":
                 t1, units, check = (float(v) for v in rest.split()[:3])
-                iters = 1 if workload.startswith("train_") or workload == "data_pipeline" else \
-                    max(1, min(1_000_000, round(self.target_s / max(t1, 1e-9))))
+                iters = 1 if single else max(1, min(1_000_000, round(self.target_s / max(t1, 1e-9))))
                 prepared[impl] = (side, iters, units)
                 checks[impl] = check
             elif word == "na":
@@ -366,6 +369,9 @@ class Bench:
               f"{self.repeats} interleaved samples per side; ratio > 1 means tfc is faster (or smaller)")
         for fw, why in self.missing.items():
             print(f"note: {why}")
+        if load0[0] > (os.cpu_count() or 1):
+            print(f"note: the machine is busy (load {load0[0]:.1f} on {os.cpu_count()} cores): expect wide min-max "
+                  f"ranges, above all with 2 threads")
         only = re.compile(self.args.only) if self.args.only else None
         todo = [w for w in workloads() if not only or only.search(w[0])]
         self.print_header()

@@ -130,16 +130,19 @@ def serve(prep):
                     cur.free()
                 cur = None
                 reply("ok")
-            elif cmd == "prep" and len(parts) == 3:
+            elif cmd == "prep" and len(parts) in (3, 4):
                 cur = None
                 try:
                     cur = prep(parts[1], parts[2])
                 except NotAvailable as e:
                     reply(f"na {e}")
                     continue
-                cur.run(1)  # warm-up: tracing, first-touch, lazy initialisation
+                calibrate = len(parts) == 3 or parts[3] != "0"
                 t0 = time.perf_counter()
-                cur.run(1)
+                cur.run(1)  # warm-up: tracing, first-touch, lazy initialisation
+                if calibrate:
+                    t0 = time.perf_counter()
+                    cur.run(1)
                 t1 = time.perf_counter()
                 reply(f"ok {t1 - t0:.9g} {cur.units:.9g} {cur.check:.12g}")
             elif cmd == "run" and len(parts) == 2 and cur is not None:

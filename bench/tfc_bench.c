@@ -2,8 +2,10 @@
  *
  *   tfc_bench serve --threads N [--train-steps S] [--mlp-steps S] [--weights FILE] [--data-dir DIR] [--work-dir DIR]
  *       answers the driver's commands on stdin, one per line, with one line each on stdout:
- *         prep <impl> <workload>   sets the workload up, runs a warm-up iteration and a timed one:
- *                                  "ok <seconds of one iteration> <units per iteration> <checksum|nan>",
+ *         prep <impl> <workload> [0]
+ *                                  sets the workload up, runs a warm-up iteration and a timed one (with 0:
+ *                                  the warm-up only, timed): "ok <seconds of one iteration> <units per
+ *                                  iteration> <checksum|nan>",
  *                                  "na <reason>" (not available in this build) or "err <message>"
  *         run <iters>              one sample: "ok <seconds>" or "err <message>"
  *         free                     releases the prepared workload: "ok"
@@ -80,8 +82,8 @@ static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
     char line[512];
     bench_case *cur = NULL;
     while (fgets(line, sizeof line, stdin)) {
-        char cmd[32] = {0}, a[128] = {0}, b[256] = {0};
-        int n = sscanf(line, "%31s %127s %255s", cmd, a, b);
+        char cmd[32] = {0}, a[128] = {0}, b[256] = {0}, c[16] = {0};
+        int n = sscanf(line, "%31s %127s %255s %15s", cmd, a, b, c);
         if (n < 1) continue;
         tfc_status st = TFC_STATUS_INIT;
         if (!strcmp(cmd, "quit")) break;
@@ -90,25 +92,26 @@ static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
             cur = NULL;
             tfc_alloc_cache_clear();
             reply("ok");
-        } else if (!strcmp(cmd, "prep") && n == 3) {
+        } else if (!strcmp(cmd, "prep") && (n == 3 || n == 4)) {
             if (cur) cur->free(cur);
             cur = prep(ctx, cfg, a, b, &st);
             if (!cur) {
                 reply("%s %s", st.code == TFC_UNIMPLEMENTED ? "na" : "err", one_line(&st));
                 continue;
             }
+            bool calibrate = n == 3 || strcmp(c, "0");
             double t0 = bench_now();
             bool ok = cur->run(cur, 1, &st); /* warm-up: first-touch of buffers, caches, lazy setup */
             double t1 = bench_now();
-            ok = ok && cur->run(cur, 1, &st);
-            double t2 = bench_now();
+            ok = ok && (!calibrate || cur->run(cur, 1, &st));
+            double t2 = calibrate ? bench_now() : t1;
+            if (!calibrate) t1 = t0;
             if (!ok) {
                 reply("err %s", one_line(&st));
                 cur->free(cur);
                 cur = NULL;
                 continue;
             }
-            (void)t0, (void)t1;
             reply("ok %.9g %.9g %.12g", t2 - t1, cur->units, cur->check);
         } else if (!strcmp(cmd, "run") && n == 2 && cur) {
             int64_t iters = strtoll(a, NULL, 10);
