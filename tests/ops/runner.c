@@ -74,7 +74,25 @@ static int64_t draw_values(const op_input *in, tfc_dtype dt, double *v, int64_t 
     return n;
 }
 
+static tfc_tensor *make_strings(const op_input *in, int64_t n, tfc_status *st) {
+    const char **s = malloc((size_t)(n ? n : 1) * sizeof *s);
+    size_t *l = malloc((size_t)(n ? n : 1) * sizeof *l);
+    tfc_tensor *t = NULL;
+    if (s && l) {
+        for (int64_t i = 0; i < n; i++) {
+            int k = in->n_vals > 0 ? (int)(i % in->n_vals) : -1;
+            s[i] = k >= 0 ? in->strs[k] : "";
+            l[i] = k >= 0 && in->str_lens ? in->str_lens[k] : strlen(s[i]);
+        }
+        t = tfc_tensor_from_strings(s, l, in->dims, in->rank, st);
+    }
+    free(s);
+    free(l);
+    return t;
+}
+
 static tfc_tensor *make_tensor(const op_input *in, tfc_dtype dt, const double *v, int64_t n, tfc_status *st) {
+    if (dt == TFC_STRING && in->strs) return make_strings(in, n, st);
     tfc_tensor *t = tfc_tensor_new(dt, in->dims, in->rank, st);
     if (!t) return NULL;
     if (tfc_tensor_num_elements(t) != n) {
@@ -206,6 +224,9 @@ static bool objective(const op_case *c, const drawn *dv, double *const *w, doubl
         if (tfc_tensor_dtype(out[o]) == TFC_DOUBLE && w[o]) {
             const double *d = tfc_tensor_data(out[o]);
             for (int64_t i = 0; i < tfc_tensor_num_elements(out[o]); i++) s += w[o][i] * d[i];
+        } else if (tfc_tensor_dtype(out[o]) == TFC_FLOAT && w[o]) { /* ops with float32 outputs (ResizeBilinear) */
+            const float *d = tfc_tensor_data(out[o]);
+            for (int64_t i = 0; i < tfc_tensor_num_elements(out[o]); i++) s += w[o][i] * d[i];
         }
     tfc_scope_end(ctx);
     *f = s;
@@ -245,12 +266,14 @@ static void test_gradient_case(const op_case *c, const tfc_op *op) {
     n = tfc_execute(ctx, c->op, in, c->n_in, attrs, n_attrs, out, 16, &st);
     if (n < 0) goto fail_st;
     for (int o = 0; o < n; o++) {
-        if (tfc_tensor_dtype(out[o]) != TFC_DOUBLE) continue;
+        tfc_dtype odt = tfc_tensor_dtype(out[o]);
+        if (odt != TFC_DOUBLE && odt != TFC_FLOAT) continue;
         int64_t m = tfc_tensor_num_elements(out[o]);
         w[o] = malloc((size_t)(m ? m : 1) * sizeof(double));
-        for (int64_t i = 0; i < m; i++) w[o][i] = urand() * 2 - 1;
+        for (int64_t i = 0; i < m; i++) w[o][i] = odt == TFC_FLOAT ? (float)(urand() * 2 - 1) : urand() * 2 - 1;
         const tfc_shape *s = tfc_tensor_shape(out[o]);
-        if (!(wt[o] = tfc_tensor_from_data(TFC_DOUBLE, s->dims, s->rank, w[o], (size_t)m * 8, &st))) goto fail_st;
+        if (!(wt[o] = tfc_tensor_new(odt, s->dims, s->rank, &st))) goto fail_st;
+        for (int64_t i = 0; i < m; i++) tfc_dtype_set_f64(odt, tfc_tensor_mutable_data(wt[o]), i, w[o][i]);
     }
     {
         tfc_tensor *targets[16];
@@ -288,7 +311,13 @@ static void test_gradient_case(const op_case *c, const tfc_op *op) {
             dv.vals[i][e] = x0 - h;
             bool r2 = r1 && objective(c, &dv, w, &fm, &st);
             dv.vals[i][e] = x0;
-            if (!r2) goto fail_st;
+            double f0;
+            if (!r2 || !objective(c, &dv, w, &f0, &st)) goto fail_st;
+            /* A point within the step of a kink or jump (Relu at 0, Round at .5, TopK ties) has one-sided
+             * differences that disagree by far more than the h * f'' of a smooth function: the central
+             * difference means nothing there, so the element is skipped. */
+            double dplus = (fp - f0) / h, dminus = (f0 - fm) / h;
+            if (fabs(dplus - dminus) > 0.1 * (1 + fabs(dplus) + fabs(dminus))) continue;
             double num = (fp - fm) / (2 * h);
             double tol = 1e-5 * (c->tol > 0 ? c->tol : 1);
             if (!(fabs(num - g[e]) <= tol * (1 + fabs(num)))) {
