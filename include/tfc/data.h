@@ -269,7 +269,8 @@ typedef struct tfc_interleave_opts {
  * input element to a dataset; cycle_length of them are open at once and block_length consecutive elements are
  * taken from each in turn, in TensorFlow's exact order (also with num_parallel_calls, unless deterministic is
  * off, where a slow inner dataset is skipped for a ready one). The inner datasets' structure must equal
- * output_structure (INVALID_ARGUMENT otherwise). */
+ * output_structure (INVALID_ARGUMENT otherwise). INVALID_ARGUMENT for num_parallel_calls above a fixed
+ * cycle_length, as TensorFlow. */
 TFC_API tfc_dataset *tfc_dataset_interleave(tfc_dataset *ds, tfc_data_dataset_fn fn, void *user,
                                             const tfc_interleave_opts *opts, tfc_status *st);
 typedef struct tfc_flat_map_opts {

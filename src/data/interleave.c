@@ -413,13 +413,16 @@ tfc_dataset *data_interleave_new(tfc_dataset *in, const data_interleave_params *
                                  const tfc_tensor_spec *spec, tfc_status *st) {
     const char *what = p->flat_map ? "flat_map" : "interleave";
     const char *err = NULL;
-    char msg[160];
+    char msg[sizeof st->msg];
     if (!in) err = "";
     else if (!p->fn) err = "NULL function";
     else if (!p->flat_map && p->cycle_length < 0 && p->cycle_length != TFC_AUTOTUNE) err = "cycle_length must be >= 1 or AUTOTUNE";
     else if (!p->flat_map && p->block_length < 0) err = "block_length must be >= 1";
     else if (p->num_parallel_calls < 0 && p->num_parallel_calls != TFC_AUTOTUNE)
         err = "num_parallel_calls must be positive or AUTOTUNE";
+    else if (p->cycle_length > 0 && p->num_parallel_calls > p->cycle_length)
+        err = "If `cycle_length` is set to a fixed value, `num_parallel_calls` must be either `tf.data.AUTOTUNE` or "
+              "a value less than or equal to `cycle_length`";
     if (err) {
         if (p->user_free) p->user_free(p->user);
         if (!in) return data_check_input(in, st), NULL;
