@@ -19,6 +19,7 @@ extern "C" {
 typedef struct tfc_model tfc_model;
 typedef struct tfc_callback tfc_callback;
 typedef struct tfc_history tfc_history;
+typedef struct tfc_dataset tfc_dataset; /* tf.data (tfc/data.h) */
 
 /* ---- construction ---- */
 /* tf.keras.Sequential(layers): layers is NULL-terminated and may be NULL (then tfc_model_add). The model takes
@@ -188,6 +189,29 @@ TFC_API tfc_tensor *tfc_model_predict_on_batch(tfc_model *m, tfc_tensor *x, tfc_
 TFC_API void tfc_model_reset_metrics(tfc_model *m);
 /* model.stop_training = true (from a callback). */
 TFC_API void tfc_model_stop_training(tfc_model *m);
+
+/* ---- datasets (model.fit / evaluate / predict given a tf.data.Dataset) ----
+ * The dataset (borrowed) yields batches: elements (x, y) or (x, y, sample_weight) of single tensors for fit and
+ * evaluate, x alone (or (x, ...), whose first component is used) for predict; models of one input and one
+ * output. An epoch is one pass (a fresh iterator), or, with steps_per_epoch, the next steps_per_epoch batches of
+ * one iterator kept across epochs (when it runs out, training stops with Keras's "Your input ran out of data"
+ * warning). Options as fit/evaluate/predict except: batch_size, validation_split, sample_weight and
+ * validation_x/y must stay unset (INVALID_ARGUMENT), shuffle is ignored (shuffle the dataset), class_weight
+ * applies per batch. validation_data (may be NULL) is evaluated at the end of every validation_freq-th epoch
+ * (validation_steps batches, 0 = all). Callbacks, History and the progress bar behave as in fit (the bar has
+ * no target for datasets of unknown cardinality without steps_per_epoch).
+ * Errors: INVALID_ARGUMENT for other element structures, an x spec or batch the model's input does not accept
+ * (naming the expected and received shapes), an infinite dataset without steps_per_epoch (evaluate/predict:
+ * steps), a dataset with no batches; UNIMPLEMENTED for nested (multi-input/output) elements; the error of an
+ * element stops training. */
+TFC_API bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *dataset, const tfc_fit_opts *opts,
+                                   tfc_dataset *validation_data, tfc_history **history, tfc_status *st);
+/* Returns the count of results (loss, then each metric) or -1. */
+TFC_API int tfc_model_evaluate_dataset(tfc_model *m, tfc_dataset *dataset, const tfc_eval_opts *opts, double *results,
+                                       int max, tfc_status *st);
+/* The outputs of all batches concatenated (a new caller-owned tensor). */
+TFC_API tfc_tensor *tfc_model_predict_dataset(tfc_model *m, tfc_dataset *dataset, const tfc_eval_opts *opts,
+                                              tfc_status *st);
 
 /* ---- History ---- */
 TFC_API int tfc_history_epochs(const tfc_history *h);
