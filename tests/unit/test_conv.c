@@ -161,6 +161,14 @@ static void test_conv2d_against_loops(void) {
     /* first-layer shape: 7x7 stride 2 on 3 channels */
     check_conv(&(geo){.n = 2, .h = 47, .w = 45, .c = 3, .kh = 7, .kw = 7, .co = 8, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
                       .pt = 3, .pb = 3, .pl = 3, .pr = 3, .groups = 1}, true);
+    /* float32 without im2col (conv_gemm.c): row dilation with wide output channels, asymmetric paddings with
+     * narrow ones, a width stride, and backprop-input as a convolution of the padded dy */
+    check_conv(&(geo){.n = 2, .h = 17, .w = 19, .c = 24, .kh = 3, .kw = 3, .co = 40, .sh = 1, .sw = 1, .dh = 2, .dw = 1,
+                      .pt = 2, .pb = 2, .pl = 1, .pr = 1, .groups = 1}, false);
+    check_conv(&(geo){.n = 3, .h = 15, .w = 14, .c = 16, .kh = 2, .kw = 4, .co = 5, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                      .pt = 1, .pb = 0, .pl = 2, .pr = 1, .groups = 1}, false);
+    check_conv(&(geo){.n = 2, .h = 9, .w = 23, .c = 20, .kh = 3, .kw = 3, .co = 70, .sh = 1, .sw = 2, .dh = 1, .dw = 1,
+                      .pt = 1, .pb = 1, .pl = 1, .pr = 1, .groups = 1}, true);
     /* pointwise and full-filter fast paths */
     check_conv(&(geo){.n = 4, .h = 20, .w = 21, .c = 24, .kh = 1, .kw = 1, .co = 10, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
                       .groups = 1}, false);

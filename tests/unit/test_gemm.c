@@ -1,7 +1,8 @@
 /* tfc_sgemm (src/kernels/cpu/gemm.c) against a float64 triple loop: every kernel set this CPU has, every
  * transpose, alpha/beta (beta 0 must not read C), leading dimensions past the matrix (their padding holds
  * NaN, which must never be read; C's padding must stay untouched), sizes around the tile and block edges,
- * and the row, column and k splits across 1, 2 and 3 threads. */
+ * and the row, column and k splits across 1, 2 and 3 threads; the implicit-GEMM convolution core
+ * (tfc_sgemm_conv) against a direct loop. */
 #include "kernels/cpu/gemm.h"
 #include "tfc_test.h"
 
@@ -104,6 +105,63 @@ static void run_isa(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool
     printf("gemm: %s %s\n", isa, ok ? "ok" : "FAILED");
 }
 
+/* tfc_sgemm_conv against a direct loop: x [n, hp, wp, c] allocated to its exact size (ASan sees any read
+ * past it), strides, row dilation, output channel counts around the tile widths, pixel counts that end in a
+ * partial tile. */
+static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
+                       int64_t dh, int64_t cout, tfc_threadpool *pool, const char *isa) {
+    const int64_t oh = (hp - (kh - 1) * dh - 1) / sh + 1, ow = (wp - kw) / sw + 1, P = n * oh * ow, K = kh * kw * c;
+    float *x = malloc((size_t)(n * hp * wp * c) * sizeof(float)), *f = malloc((size_t)(K * cout) * sizeof(float));
+    float *y = malloc((size_t)(P * cout) * sizeof(float));
+    REQUIRE(x && f && y);
+    for (int64_t i = 0; i < n * hp * wp * c; i++) x[i] = uniform();
+    for (int64_t i = 0; i < K * cout; i++) f[i] = uniform();
+    for (int64_t i = 0; i < P * cout; i++) y[i] = NAN;
+    tfc_gemm_conv cv = {.x = x, .hp = hp, .wp = wp, .c = c, .sh = sh, .sw = sw, .n = n, .oh = oh, .ow = ow, .kh = kh,
+                        .kwc = kw * c, .seg = dh * wp * c, .f = f, .cout = cout, .y = y};
+    bool ok = tfc_sgemm_conv(&cv, pool);
+    CHECK(ok == (strcmp(isa, "blas") != 0));
+    for (int64_t q = 0; q < P && ok; q++) {
+        const int64_t b = q / (oh * ow), r = q / ow % oh, col = q % ow;
+        for (int64_t o = 0; o < cout && ok; o++) {
+            double s = 0, sa = 0;
+            for (int64_t i = 0; i < kh; i++)
+                for (int64_t j = 0; j < kw * c; j++) {
+                    double v = (double)x[((b * hp + r * sh + i * dh) * wp + col * sw) * c + j] * f[(i * kw * c + j) * cout + o];
+                    s += v;
+                    sa += fabs(v);
+                }
+            if (!(fabs(y[q * cout + o] - s) <= (double)(K + 4) * 1.2e-7 * sa + 1e-30)) {
+                fprintf(stderr, "%s conv n=%lld hp=%lld wp=%lld c=%lld k=%lldx%lld s=%lld,%lld dh=%lld cout=%lld: y[%lld,%lld] = %.9g, expected %.9g\n",
+                        isa, (long long)n, (long long)hp, (long long)wp, (long long)c, (long long)kh, (long long)kw,
+                        (long long)sh, (long long)sw, (long long)dh, (long long)cout, (long long)q, (long long)o,
+                        y[q * cout + o], s);
+                ok = false;
+            }
+        }
+    }
+    if (strcmp(isa, "blas")) CHECK(ok);
+    free(x);
+    free(f);
+    free(y);
+    return ok || !strcmp(isa, "blas");
+}
+
+static void run_conv(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool3) {
+    if (!tfc_sgemm_force_isa(isa)) return;
+    tfc_threadpool *pools[] = {NULL, pool2, pool3};
+    static const int64_t couts[] = {1, 5, 12, 16, 17, 31, 32, 33, 40, 64, 70};
+    bool ok = check_conv(2, 13, 13, 32, 3, 3, 1, 1, 1, 64, pool2, isa) && /* the demo's second layer, batch 2 */
+              check_conv(3, 28, 28, 1, 3, 3, 1, 1, 1, 32, pool3, isa);   /* its first */
+    for (int r = 0; r < 30 && ok; r++) {
+        int64_t kh = 1 + next_u32() % 4, kw = 1 + next_u32() % 4, sh = 1 + next_u32() % 2, sw = 1 + next_u32() % 3;
+        int64_t dh = 1 + next_u32() % 2, c = 1 + next_u32() % 20, cout = couts[next_u32() % 11];
+        int64_t hp = (kh - 1) * dh + 1 + next_u32() % 9, wp = kw + next_u32() % 17, n = 1 + next_u32() % 3;
+        ok = check_conv(n, hp, wp, c, kh, kw, sh, sw, dh, cout, pools[r % 3], isa);
+    }
+    printf("gemm conv: %s %s\n", isa, ok ? "ok" : "FAILED");
+}
+
 /* k == 0 and alpha == 0 only scale C by beta; empty outputs touch nothing. */
 static void degenerate(void) {
     float a[4] = {1, 2, 3, 4}, b[4] = {1, 2, 3, 4}, c[4] = {1, NAN, 3, 4};
@@ -130,7 +188,10 @@ int main(void) {
     printf("gemm: automatic choice %s\n", tfc_sgemm_isa());
     degenerate();
     const char *isas[] = {"avx512", "avx2", "baseline", "blas"};
-    for (int i = 0; i < 4; i++) run_isa(isas[i], pool2, pool3);
+    for (int i = 0; i < 4; i++) {
+        run_isa(isas[i], pool2, pool3);
+        run_conv(isas[i], pool2, pool3);
+    }
     CHECK(tfc_sgemm_force_isa(NULL));
     CHECK(!tfc_sgemm_force_isa("no-such-isa"));
     tfc_threadpool_free(pool2);

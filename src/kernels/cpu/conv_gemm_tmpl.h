@@ -2,6 +2,8 @@
  *   T     element type (float, double)
  *   SFX   function-name suffix (f32, f64)
  *   GEMM  the GEMM wrapper (gemm_f32, gemm_f64): GEMM(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+ *   IMPLICIT_FWD, IMPLICIT_BWD_INPUT (optional) a convolution without im2col, tried first: (pool, g, in, f, out)
+ *         -> false when it does not apply or cannot run
  *
  * Layouts (NHWC data, TensorFlow filter layout):
  *   x  [N, H, W, C]        f  [KH, KW, Cg, Cout]   (Cg = C / G input channels per group)
@@ -147,6 +149,9 @@ bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x
         GEMM(pool, false, false, N, Cout, K, 1, x, K, f, Cout, 0, y, Cout);
         return true;
     }
+#ifdef IMPLICIT_FWD
+    if (IMPLICIT_FWD(pool, g, x, f, y)) return true;
+#endif
     int64_t tr;
     T *col = FN(tile_alloc)(g, &tr, st);
     if (!col) return false;
@@ -181,6 +186,9 @@ bool FN(tfc_conv2d_bwd_input)(tfc_threadpool *pool, const tfc_conv_geom *g, cons
         GEMM(pool, false, true, N, K, Cout, 1, dy, Cout, f, Cout, 0, dx, K);
         return true;
     }
+#ifdef IMPLICIT_BWD_INPUT
+    if (IMPLICIT_BWD_INPUT(pool, g, dy, f, dx)) return true;
+#endif
     int64_t tr;
     T *dcol = FN(tile_alloc)(g, &tr, st);
     if (!dcol) return false;

@@ -243,3 +243,34 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     }
     tfc_aligned_free(buf);
 }
+
+/* ---- implicit-GEMM convolution ---- */
+typedef struct {
+    const tfc_gemm_isa *isa;
+    const tfc_gemm_conv *cv;
+    const float *fp;
+} conv_job;
+
+static void conv_range(void *arg, int64_t b, int64_t e) {
+    const conv_job *j = arg;
+    j->isa->conv_tiles(j->cv, j->fp, b, e);
+}
+
+bool tfc_sgemm_conv(const tfc_gemm_conv *cv, tfc_threadpool *pool) {
+    const tfc_gemm_isa *isa = isa_get();
+    if (isa == &blas_isa) return false;
+    const int64_t P = cv->n * cv->oh * cv->ow, K = cv->kh * cv->kwc;
+    if (P <= 0 || cv->cout <= 0) return true;
+    if (K <= 0) {
+        memset(cv->y, 0, (size_t)(P * cv->cout) * sizeof(float));
+        return true;
+    }
+    float *fp = tfc_aligned_alloc(isa->conv_pack_floats(cv) * sizeof(float));
+    if (!fp) return false;
+    isa->conv_pack(cv, fp);
+    conv_job j = {isa, cv, fp};
+    const int64_t mr = isa->conv_mr(cv), tiles = (P + mr - 1) / mr;
+    tfc_parallel_for(pool, tiles, mr * K * cv->cout / 8 + 1, conv_range, &j);
+    tfc_aligned_free(fp);
+    return true;
+}

@@ -33,6 +33,29 @@ const char *tfc_sgemm_isa(void);
  * lacks it. For tests and benchmarks; not thread-safe against running products. */
 bool tfc_sgemm_force_isa(const char *name);
 
+/* ---- implicit-GEMM convolution ----
+ * The GEMM of a convolution without its im2col matrix: output pixel q = (n, oh, ow) is a row of A whose
+ * k entries are `kh` segments of `kwc` contiguous floats of the input (one per filter row: kw * c values,
+ * which needs dilation 1 along the width), so the micro-kernel reads them from the input in place:
+ *   y[q, 0:cout] = sum_{s < kh} sum_{p < kwc} x[base(q) + s * seg + p] * f[s * kwc + p, 0:cout]
+ *   base(q) = ((n * hp + oh * sh) * wp + ow * sw) * c
+ * x is [n, hp, wp, c] with any padding already in it, f is [kh * kwc, cout] (the filter, row-major), y is
+ * [n * oh * ow, cout]. Forward Conv2D maps onto this directly; Conv2DBackpropInput with stride 1 too, on
+ * the padded out_backprop with the flipped, transposed filter. */
+typedef struct tfc_gemm_conv {
+    const float *x;
+    int64_t hp, wp, c, sh, sw; /* input dims (padding included), strides */
+    int64_t n, oh, ow;         /* output pixels */
+    int64_t kh, kwc, seg;      /* segments per pixel, floats per segment, input floats between segments */
+    const float *f;
+    int64_t cout;
+    float *y;
+} tfc_gemm_conv;
+
+/* Computes the convolution above on `pool`. False, with nothing written, when tfc_sgemm runs on cblas
+ * (TFC_GEMM=blas) or its scratch (the packed filter) cannot be allocated: the caller then uses im2col. */
+bool tfc_sgemm_conv(const tfc_gemm_conv *cv, tfc_threadpool *pool);
+
 /* ---- between gemm.c and the per-ISA files ---- */
 typedef struct tfc_gemm_args {
     bool ta, tb;
@@ -51,6 +74,12 @@ typedef struct tfc_gemm_isa {
     size_t (*ws_floats)(const tfc_gemm_args *g);
     /* the whole product on the calling thread */
     void (*serial)(const tfc_gemm_args *g, float *ws);
+    /* implicit-GEMM convolution: tiles of conv_mr(cv) output pixels; the filter packed by conv_pack into
+     * conv_pack_floats(cv) floats; conv_tiles computes tiles [t0, t1) */
+    int (*conv_mr)(const tfc_gemm_conv *cv);
+    size_t (*conv_pack_floats)(const tfc_gemm_conv *cv);
+    void (*conv_pack)(const tfc_gemm_conv *cv, float *fp);
+    void (*conv_tiles)(const tfc_gemm_conv *cv, const float *fp, int64_t t0, int64_t t1);
 } tfc_gemm_isa;
 
 extern const tfc_gemm_isa tfc_gemm_avx512, tfc_gemm_avx2, tfc_gemm_base;

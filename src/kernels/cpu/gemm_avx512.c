@@ -17,6 +17,10 @@
 #define GEMM_WIDE_NV 2
 #define GEMM_NARROW_MR 14
 #define GEMM_NARROW_NV 1
+#define GEMM_PTRS_WIDE_MR 12
+#define GEMM_PTRS_WIDE_NV 2
+#define GEMM_PTRS_NARROW_MR 12
+#define GEMM_PTRS_NARROW_NV 1
 #define GEMM_TABLE tfc_gemm_avx512
 #define GEMM_NAME "avx512"
 #include "kernels/cpu/gemm_kern.inc"
