@@ -22,13 +22,16 @@ typedef struct bench_cfg {
 } bench_cfg;
 
 /* One prepared workload. run executes `iters` iterations; one iteration is `units` units of work (ops,
- * images, elements). check is a checksum of the result where sides can be compared (NAN otherwise). */
+ * images, elements). check is a checksum of the result where sides can be compared (NAN otherwise). A run that
+ * times only part of its work itself (training: the last epoch of each fit call) sets measured to those
+ * seconds; it stays negative otherwise and the worker reports the run's wall time. */
 typedef struct bench_case bench_case;
 struct bench_case {
     bool (*run)(bench_case *c, int64_t iters, tfc_status *st);
     void (*free)(bench_case *c);
     double units;
     double check;
+    double measured;
 };
 
 /* Each prep function returns a new case, or NULL with st set. TFC_UNIMPLEMENTED means "not available in this
