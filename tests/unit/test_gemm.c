@@ -111,16 +111,41 @@ static void run_isa(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool
 static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
                        int64_t dh, int64_t cout, tfc_threadpool *pool, const char *isa) {
     const int64_t oh = (hp - (kh - 1) * dh - 1) / sh + 1, ow = (wp - kw) / sw + 1, P = n * oh * ow, K = kh * kw * c;
-    float *x = malloc((size_t)(n * hp * wp * c) * sizeof(float)), *f = malloc((size_t)(K * cout) * sizeof(float));
-    float *y = malloc((size_t)(P * cout) * sizeof(float));
-    REQUIRE(x && f && y);
-    for (int64_t i = 0; i < n * hp * wp * c; i++) x[i] = uniform();
-    for (int64_t i = 0; i < K * cout; i++) f[i] = uniform();
-    for (int64_t i = 0; i < P * cout; i++) y[i] = NAN;
-    tfc_gemm_conv cv = {.x = x, .hp = hp, .wp = wp, .c = c, .sh = sh, .sw = sw, .n = n, .oh = oh, .ow = ow, .kh = kh,
-                        .kwc = kw * c, .seg = dh * wp * c, .f = f, .cout = cout, .y = y};
+    tfc_gemm_conv cv = {.hp = hp, .wp = wp, .c = c, .sh = sh, .sw = sw, .n = n, .oh = oh, .ow = ow, .kh = kh,
+                        .kwc = kw * c, .seg = dh * wp * c, .cout = cout};
+    /* the filter gradient may read a little past the input: exactly as far as tfc_sgemm_conv_reach says */
+    int64_t len = n * hp * wp * c, reach = (int64_t)tfc_sgemm_conv_reach(&cv), alloc = reach > len ? reach : len;
+    float *x = malloc((size_t)alloc * sizeof(float)), *f = malloc((size_t)(K * cout) * sizeof(float));
+    float *y = malloc((size_t)(P * cout) * sizeof(float)), *dy = malloc((size_t)(P * cout) * sizeof(float));
+    float *df = malloc((size_t)(K * cout) * sizeof(float));
+    REQUIRE(x && f && y && dy && df);
+    for (int64_t i = 0; i < alloc; i++) x[i] = i < len ? uniform() : NAN;
+    for (int64_t i = 0; i < K * cout; i++) f[i] = uniform(), df[i] = NAN;
+    for (int64_t i = 0; i < P * cout; i++) y[i] = NAN, dy[i] = uniform();
+    cv.x = x, cv.f = f, cv.y = y;
     bool ok = tfc_sgemm_conv(&cv, pool);
     CHECK(ok == (strcmp(isa, "blas") != 0));
+    CHECK(tfc_sgemm_conv_bwd_filter(&cv, dy, df, pool) == ok);
+    /* df[(i, j), o] = sum_q x[base(q) + i * seg + j] dy[q, o] */
+    for (int64_t i = 0; i < kh && ok; i++)
+        for (int64_t j = 0; j < kw * c && ok; j++)
+            for (int64_t o = 0; o < cout && ok; o++) {
+                double s = 0, sa = 0;
+                for (int64_t q = 0; q < P; q++) {
+                    const int64_t b = q / (oh * ow), r = q / ow % oh, col = q % ow;
+                    double v = (double)x[((b * hp + r * sh + i * dh) * wp + col * sw) * c + j] * dy[q * cout + o];
+                    s += v;
+                    sa += fabs(v);
+                }
+                double got = df[(i * kw * c + j) * cout + o];
+                if (!(fabs(got - s) <= (double)(P + 4) * 1.2e-7 * sa + 1e-30)) {
+                    fprintf(stderr, "%s conv filter gradient n=%lld hp=%lld wp=%lld c=%lld k=%lldx%lld s=%lld,%lld dh=%lld cout=%lld: df[%lld,%lld] = %.9g, expected %.9g\n",
+                            isa, (long long)n, (long long)hp, (long long)wp, (long long)c, (long long)kh, (long long)kw,
+                            (long long)sh, (long long)sw, (long long)dh, (long long)cout, (long long)(i * kw * c + j),
+                            (long long)o, got, s);
+                    ok = false;
+                }
+            }
     for (int64_t q = 0; q < P && ok; q++) {
         const int64_t b = q / (oh * ow), r = q / ow % oh, col = q % ow;
         for (int64_t o = 0; o < cout && ok; o++) {
@@ -144,6 +169,8 @@ static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh,
     free(x);
     free(f);
     free(y);
+    free(dy);
+    free(df);
     return ok || !strcmp(isa, "blas");
 }
 
@@ -152,7 +179,8 @@ static void run_conv(const char *isa, tfc_threadpool *pool2, tfc_threadpool *poo
     tfc_threadpool *pools[] = {NULL, pool2, pool3};
     static const int64_t couts[] = {1, 5, 12, 16, 17, 31, 32, 33, 40, 64, 70};
     bool ok = check_conv(2, 13, 13, 32, 3, 3, 1, 1, 1, 64, pool2, isa) && /* the demo's second layer, batch 2 */
-              check_conv(3, 28, 28, 1, 3, 3, 1, 1, 1, 32, pool3, isa);   /* its first */
+              check_conv(3, 28, 28, 1, 3, 3, 1, 1, 1, 32, pool3, isa) &&  /* its first */
+              check_conv(9, 12, 12, 24, 3, 3, 1, 1, 1, 20, pool2, isa);  /* long enough to split the gradient */
     for (int r = 0; r < 30 && ok; r++) {
         int64_t kh = 1 + next_u32() % 4, kw = 1 + next_u32() % 4, sh = 1 + next_u32() % 2, sw = 1 + next_u32() % 3;
         int64_t dh = 1 + next_u32() % 2, c = 1 + next_u32() % 20, cout = couts[next_u32() % 11];

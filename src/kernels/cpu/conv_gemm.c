@@ -23,8 +23,8 @@ static void gemm_f64(tfc_threadpool *pool, bool ta, bool tb, int64_t m, int64_t 
 }
 
 /* ---- float32 without im2col (tfc_sgemm_conv) ----
- * Forward convolutions with width dilation 1 and backprop-input with stride 1 read their A rows from the
- * (padded) input in place. This saves writing and re-reading the col matrix, which measured 10-15% of a 3x3
+ * Forward convolutions and filter gradients with width dilation 1, and backprop-input with stride 1, read
+ * their A rows (columns for the filter gradient) from the (padded) input in place. This saves writing and re-reading the col matrix, which measured 10-15% of a 3x3
  * 64-channel convolution and about half of a one-channel one (the col matrix is 9x its input). Grouped
  * convolutions and the other cases use im2col; TFC_CONV_IM2COL=1 forces it (for comparisons). */
 static bool implicit_enabled(void) {
@@ -58,15 +58,16 @@ static void pad_rows(void *arg, int64_t b, int64_t e) {
     }
 }
 
-/* src [n, h, w, c] into a new buffer [n, h + pt + pb, w + pl + pr, c] with zero borders; NULL when out of
- * memory. Returns src itself (nothing to free) without padding. */
+/* src [n, h, w, c] into a new buffer [n, h + pt + pb, w + pl + pr, c] with zero borders and `slack` more
+ * zeros after it; NULL when out of memory. Returns src itself (nothing to free) when there is neither. */
 static const float *padded(tfc_threadpool *pool, const float *src, int64_t n, int64_t h, int64_t w, int64_t c, int64_t pt,
-                           int64_t pb, int64_t pl, int64_t pr, float **owned) {
+                           int64_t pb, int64_t pl, int64_t pr, int64_t slack, float **owned) {
     *owned = NULL;
-    if (!pt && !pb && !pl && !pr) return src;
-    const int64_t hp = h + pt + pb, wp = w + pl + pr;
-    float *d = tfc_aligned_alloc((size_t)(n * hp * wp * c) * sizeof(float));
+    if (!pt && !pb && !pl && !pr && slack <= 0) return src;
+    const int64_t hp = h + pt + pb, wp = w + pl + pr, len = n * hp * wp * c;
+    float *d = tfc_aligned_alloc((size_t)(len + (slack > 0 ? slack : 0)) * sizeof(float));
     if (!d) return NULL;
+    if (slack > 0) memset(d + len, 0, (size_t)slack * sizeof(float));
     pad_job j = {src, d, h, w, c, hp, wp, pt, pl};
     tfc_parallel_for(pool, n * hp, wp * c / 4 + 1, pad_rows, &j);
     *owned = d;
@@ -77,7 +78,7 @@ static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
     if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1) return false;
     float *owned;
     const float *xp = padded(pool, x, g->batch, g->in_h, g->in_w, g->in_c, g->pad_top, g->pad_bottom, g->pad_left,
-                             g->pad_right, &owned);
+                             g->pad_right, 0, &owned);
     if (!xp) return false;
     const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;
     tfc_gemm_conv cv = {.x = xp, .hp = hp, .wp = wp, .c = g->in_c, .sh = g->stride_h, .sw = g->stride_w,
@@ -112,7 +113,7 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
                 for (int64_t co = 0; co < Cout; co++) d[co * C + ci] = s[ci * Cout + co];
         }
     float *owned;
-    const float *dyp = padded(pool, dy, g->batch, g->out_h, g->out_w, Cout, pt, pb, pl, pr, &owned);
+    const float *dyp = padded(pool, dy, g->batch, g->out_h, g->out_w, Cout, pt, pb, pl, pr, 0, &owned);
     bool ok = false;
     if (dyp) {
         const int64_t hp = g->out_h + pt + pb, wp = g->out_w + pl + pr;
@@ -126,9 +127,30 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
     return ok;
 }
 
+/* The filter gradient with each pixel's receptive field read from the (padded) input. Its row tiles lie
+ * within one filter row (kw * c floats), so a few channels would waste most of each tile: those keep
+ * im2col. */
+static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
+                                    float *df) {
+    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1 || g->k_w * g->in_c < 16) return false;
+    const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;
+    tfc_gemm_conv cv = {.hp = hp, .wp = wp, .c = g->in_c, .sh = g->stride_h, .sw = g->stride_w, .n = g->batch,
+                        .oh = g->out_h, .ow = g->out_w, .kh = g->k_h, .kwc = g->k_w * g->in_c,
+                        .seg = g->dil_h * wp * g->in_c, .cout = g->out_c};
+    const int64_t len = g->batch * hp * wp * g->in_c, reach = (int64_t)tfc_sgemm_conv_reach(&cv);
+    float *owned;
+    cv.x = padded(pool, x, g->batch, g->in_h, g->in_w, g->in_c, g->pad_top, g->pad_bottom, g->pad_left, g->pad_right,
+                  reach > len ? reach - len : 0, &owned);
+    if (!cv.x) return false;
+    bool ok = tfc_sgemm_conv_bwd_filter(&cv, dy, df, pool);
+    tfc_aligned_free(owned);
+    return ok;
+}
+
 #define T float
 #define SFX f32
 #define GEMM gemm_f32
+#define IMPLICIT_BWD_FILTER implicit_bwd_filter_f32
 #define IMPLICIT_FWD implicit_fwd_f32
 #define IMPLICIT_BWD_INPUT implicit_bwd_input_f32
 #include "kernels/cpu/conv_gemm_tmpl.h"
@@ -137,6 +159,7 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
 #undef GEMM
 #undef IMPLICIT_FWD
 #undef IMPLICIT_BWD_INPUT
+#undef IMPLICIT_BWD_FILTER
 
 #define T double
 #define SFX f64

@@ -2,7 +2,8 @@
  *   T     element type (float, double)
  *   SFX   function-name suffix (f32, f64)
  *   GEMM  the GEMM wrapper (gemm_f32, gemm_f64): GEMM(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
- *   IMPLICIT_FWD, IMPLICIT_BWD_INPUT (optional) a convolution without im2col, tried first: (pool, g, in, f, out)
+ *   IMPLICIT_FWD, IMPLICIT_BWD_INPUT, IMPLICIT_BWD_FILTER (optional) a convolution without im2col, tried
+ *         first with the function's own arguments: (pool, g, in1, in2, out)
  *         -> false when it does not apply or cannot run
  *
  * Layouts (NHWC data, TensorFlow filter layout):
@@ -225,6 +226,9 @@ bool FN(tfc_conv2d_bwd_filter)(tfc_threadpool *pool, const tfc_conv_geom *g, con
         GEMM(pool, true, false, K, Cout, N, 1, x, K, dy, Cout, 0, df, Cout);
         return true;
     }
+#ifdef IMPLICIT_BWD_FILTER
+    if (IMPLICIT_BWD_FILTER(pool, g, x, dy, df)) return true;
+#endif
     int64_t tr;
     T *col = FN(tile_alloc)(g, &tr, st);
     if (!col) return false;

@@ -274,3 +274,76 @@ bool tfc_sgemm_conv(const tfc_gemm_conv *cv, tfc_threadpool *pool) {
     tfc_aligned_free(fp);
     return true;
 }
+
+size_t tfc_sgemm_conv_reach(const tfc_gemm_conv *cv) {
+    const tfc_gemm_isa *isa = isa_get();
+    const int64_t mr = isa == &blas_isa ? 1 : isa->conv_mr(cv);
+    if (cv->n <= 0 || cv->oh <= 0 || cv->ow <= 0) return 0;
+    const int64_t last = (((cv->n - 1) * cv->hp + (cv->oh - 1) * cv->sh) * cv->wp + (cv->ow - 1) * cv->sw) * cv->c;
+    return (size_t)(last + (cv->kh - 1) * cv->seg + round_up_i64(cv->kwc, mr));
+}
+
+typedef struct {
+    const tfc_gemm_isa *isa;
+    const tfc_gemm_conv *cv;
+    const float *dy;
+    float *df, *partial, *ebuf;
+    const float **ap;
+    int64_t units, P, K;
+} bwd_filter_job;
+
+static void bwd_filter_units(void *arg, int64_t b, int64_t e) {
+    const bwd_filter_job *j = arg;
+    const tfc_gemm_conv *cv = j->cv;
+    for (int64_t u = b; u < e; u++) {
+        const int64_t p0 = j->P * u / j->units, p1 = j->P * (u + 1) / j->units;
+        int64_t n = p0 / (cv->oh * cv->ow), oh = p0 / cv->ow % cv->oh, ow = p0 % cv->ow;
+        for (int64_t q = p0; q < p1; q++) {
+            j->ap[q] = cv->x + ((n * cv->hp + oh * cv->sh) * cv->wp + ow * cv->sw) * cv->c;
+            if (++ow == cv->ow) {
+                ow = 0;
+                if (++oh == cv->oh) oh = 0, n++;
+            }
+        }
+        float *out = u ? j->partial + (u - 1) * j->K * cv->cout : j->df;
+        j->isa->conv_bwd_filter(cv, j->ap, j->dy, p0, p1, out, false, j->ebuf + u * 1024 * j->isa->nr_max);
+    }
+}
+
+static void bwd_filter_reduce(void *arg, int64_t b, int64_t e) {
+    const bwd_filter_job *j = arg;
+    const int64_t cout = j->cv->cout;
+    for (int64_t r = b; r < e; r++) {
+        float *restrict d = j->df + r * cout;
+        for (int64_t u = 1; u < j->units; u++) {
+            const float *restrict s = j->partial + ((u - 1) * j->K + r) * cout;
+            for (int64_t q = 0; q < cout; q++) d[q] += s[q];
+        }
+    }
+}
+
+bool tfc_sgemm_conv_bwd_filter(const tfc_gemm_conv *cv, const float *dy, float *df, tfc_threadpool *pool) {
+    const tfc_gemm_isa *isa = isa_get();
+    if (isa == &blas_isa) return false;
+    const int64_t P = cv->n * cv->oh * cv->ow, K = cv->kh * cv->kwc;
+    if (K <= 0 || cv->cout <= 0) return true;
+    if (P <= 0) {
+        memset(df, 0, (size_t)(K * cv->cout) * sizeof(float));
+        return true;
+    }
+    /* units: ranges of pixels, each summed into its own buffer, added at the end */
+    const double macs = (double)P * (double)K * (double)cv->cout;
+    const int T = macs < GEMM_PARALLEL_MIN_MACS ? 1 : tfc_threadpool_size(pool);
+    const int64_t units = T == 1 ? 1 : clamp64(P / 256, 1, 2 * T);
+    const size_t ptr_bytes = ((size_t)P * sizeof(float *) + 63) / 64 * 64;
+    const size_t floats = (size_t)(units * 1024 * isa->nr_max) + (size_t)((units - 1) * K * cv->cout);
+    char *buf = tfc_aligned_alloc(ptr_bytes + floats * sizeof(float));
+    if (!buf) return false;
+    bwd_filter_job j = {isa, cv, dy, df, NULL, NULL, (const float **)buf, units, P, K};
+    j.ebuf = (float *)(buf + ptr_bytes);
+    j.partial = j.ebuf + units * 1024 * isa->nr_max;
+    tfc_parallel_for(pool, units, (int64_t)(macs / (double)units), bwd_filter_units, &j);
+    if (units > 1) tfc_parallel_for(pool, K, cv->cout * (units - 1), bwd_filter_reduce, &j);
+    tfc_aligned_free(buf);
+    return true;
+}

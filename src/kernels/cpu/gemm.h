@@ -56,6 +56,13 @@ typedef struct tfc_gemm_conv {
  * (TFC_GEMM=blas) or its scratch (the packed filter) cannot be allocated: the caller then uses im2col. */
 bool tfc_sgemm_conv(const tfc_gemm_conv *cv, tfc_threadpool *pool);
 
+/* The filter gradient of the same convolution: df[s * kwc + p, 0:cout] = sum_q x[base(q) + s * seg + p] *
+ * dy[q, 0:cout] over every output pixel q (cv->f and cv->y unused). Tiles of rows may read a few floats
+ * past a segment's end: x must be readable for tfc_sgemm_conv_reach(cv) floats. df is [kh * kwc, cout],
+ * overwritten. False as tfc_sgemm_conv. */
+bool tfc_sgemm_conv_bwd_filter(const tfc_gemm_conv *cv, const float *dy, float *df, tfc_threadpool *pool);
+size_t tfc_sgemm_conv_reach(const tfc_gemm_conv *cv);
+
 /* ---- between gemm.c and the per-ISA files ---- */
 typedef struct tfc_gemm_args {
     bool ta, tb;
@@ -80,6 +87,9 @@ typedef struct tfc_gemm_isa {
     size_t (*conv_pack_floats)(const tfc_gemm_conv *cv);
     void (*conv_pack)(const tfc_gemm_conv *cv, float *fp);
     void (*conv_tiles)(const tfc_gemm_conv *cv, const float *fp, int64_t t0, int64_t t1);
+    /* filter gradient over pixels [p0, p1) (ap: each pixel's input row pointer, ebuf: 1024 * nr_max floats) */
+    void (*conv_bwd_filter)(const tfc_gemm_conv *cv, const float *const *ap, const float *dy, int64_t p0, int64_t p1,
+                            float *df, bool accumulate, float *ebuf);
 } tfc_gemm_isa;
 
 extern const tfc_gemm_isa tfc_gemm_avx512, tfc_gemm_avx2, tfc_gemm_base;
