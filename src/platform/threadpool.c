@@ -1,10 +1,21 @@
 /* A fixed thread pool with a blocking parallel_for. One job runs at a time per pool (ops run one after
- * another in a context); workers pull chunk indices from an atomic counter so uneven chunks balance. */
+ * another in a context); workers pull chunk indices from an atomic counter so uneven chunks balance.
+ * The caller never waits for workers to wake up: it runs chunks itself, then closes the job to new joiners
+ * and waits only for workers that are inside a chunk. On a loaded machine a worker's wake-up can take
+ * milliseconds, far longer than a small op. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
 #include "tfc/platform.h"
+
+typedef struct pool_job {
+    tfc_range_fn fn;
+    void *arg;
+    int64_t n, chunk, n_chunks;
+    _Atomic int64_t next_chunk;
+    int refs; /* workers inside the job (under the pool mutex) */
+} pool_job;
 
 struct tfc_threadpool {
     int n_workers; /* threads besides the caller */
@@ -14,12 +25,7 @@ struct tfc_threadpool {
     pthread_mutex_t job_mu; /* serialises parallel_for calls from different threads */
     uint64_t generation;
     bool stop;
-    /* current job */
-    tfc_range_fn fn;
-    void *arg;
-    int64_t n, chunk, n_chunks;
-    _Atomic int64_t next_chunk;
-    int active; /* workers still inside the current job */
+    pool_job *job; /* open job (on the caller's stack), NULL when closed */
 };
 
 static _Thread_local int in_pool_worker;
@@ -29,13 +35,13 @@ int tfc_num_cores(void) {
     return n > 0 ? (int)n : 1;
 }
 
-static void run_chunks(tfc_threadpool *p) {
+static void run_chunks(pool_job *j) {
     for (;;) {
-        int64_t c = atomic_fetch_add(&p->next_chunk, 1);
-        if (c >= p->n_chunks) break;
-        int64_t b = c * p->chunk, e = b + p->chunk;
-        if (e > p->n) e = p->n;
-        p->fn(p->arg, b, e);
+        int64_t c = atomic_fetch_add(&j->next_chunk, 1);
+        if (c >= j->n_chunks) break;
+        int64_t b = c * j->chunk, e = b + j->chunk;
+        if (e > j->n) e = j->n;
+        j->fn(j->arg, b, e);
     }
 }
 
@@ -45,13 +51,15 @@ static void *worker(void *arg) {
     uint64_t seen = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && p->generation == seen) pthread_cond_wait(&p->work_cv, &p->mu);
+        while (!p->stop && (!p->job || p->generation == seen)) pthread_cond_wait(&p->work_cv, &p->mu);
         if (p->stop) break;
         seen = p->generation;
+        pool_job *j = p->job;
+        j->refs++;
         pthread_mutex_unlock(&p->mu);
-        run_chunks(p);
+        run_chunks(j);
         pthread_mutex_lock(&p->mu);
-        if (--p->active == 0) pthread_cond_signal(&p->done_cv);
+        if (--j->refs == 0) pthread_cond_signal(&p->done_cv);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -117,23 +125,20 @@ void tfc_parallel_for(tfc_threadpool *p, int64_t n, int64_t cost_per_unit, tfc_r
     int64_t chunk = (n + n_chunks - 1) / n_chunks;
     n_chunks = (n + chunk - 1) / chunk;
 
+    pool_job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .n_chunks = n_chunks, .refs = 0};
+    atomic_init(&j.next_chunk, 0);
     pthread_mutex_lock(&p->job_mu);
     pthread_mutex_lock(&p->mu);
-    p->fn = fn;
-    p->arg = arg;
-    p->n = n;
-    p->chunk = chunk;
-    p->n_chunks = n_chunks;
-    atomic_store(&p->next_chunk, 0);
-    p->active = p->n_workers;
+    p->job = &j;
     p->generation++;
     pthread_cond_broadcast(&p->work_cv);
     pthread_mutex_unlock(&p->mu);
     in_pool_worker = 1;
-    run_chunks(p);
+    run_chunks(&j);
     in_pool_worker = 0;
     pthread_mutex_lock(&p->mu);
-    while (p->active > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+    p->job = NULL; /* workers that wake from now on find nothing to join */
+    while (j.refs > 0) pthread_cond_wait(&p->done_cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->job_mu);
 }
