@@ -109,6 +109,7 @@ _SIGS = {
     "tfc_model_fit_n": (_B, [_P, _PP, _I, _PP, _I, ctypes.POINTER(FitOpts), _PP, _PS]),
     "tfc_model_evaluate_n": (_I, [_P, _PP, _I, _PP, _I, ctypes.POINTER(EvalOpts), ctypes.POINTER(_D), _I, _PS]),
     "tfc_model_predict": (_P, [_P, _P, ctypes.POINTER(EvalOpts), _PS]),
+    "tfc_model_predict_n": (_B, [_P, _PP, _I, ctypes.POINTER(EvalOpts), _PP, _I, _PS]),
     "tfc_model_train_on_batch": (_I, [_P, _P, _P, _P, _B, ctypes.POINTER(_D), _I, _PS]),
     "tfc_model_test_on_batch": (_I, [_P, _P, _P, _P, _B, ctypes.POINTER(_D), _I, _PS]),
     "tfc_model_predict_on_batch": (_P, [_P, _P, _PS]),
@@ -125,6 +126,9 @@ _SIGS = {
     "tfc_optimizer_from_config": (_P, [_CP, _CP, _PS]),
     "tfc_optimizer_get_config": (_P, [_P, _PS]),
     "tfc_optimizer_free": (None, [_P]),
+    "tfc_optimizer_name": (_CP, [_P]),
+    "tfc_optimizer_class_name": (_CP, [_P]),
+    "tfc_optimizer_get_slot": (_P, [_P, _P, _CP]),
     "tfc_optimizer_apply_gradients": (_B, [_P, _P, _PP, _PP, _I, _PS]),
     "tfc_optimizer_iterations": (_I64, [_P]),
     "tfc_optimizer_learning_rate": (_D, [_P]),
@@ -138,6 +142,8 @@ _SIGS = {
     "tfc_loss_call": (_P, [_P, _P, _P, _P, _P, _PS]),
     "tfc_metric_from_config": (_P, [_CP, _CP, _PS]),
     "tfc_metric_name": (_CP, [_P]),
+    "tfc_metric_class_name": (_CP, [_P]),
+    "tfc_metric_get_config": (_P, [_P, _PS]),
     "tfc_metric_update_state": (_B, [_P, _P, _P, _P, _P, _PS]),
     "tfc_metric_result": (_D, [_P]),
     "tfc_metric_reset_state": (None, [_P]),
@@ -557,6 +563,19 @@ class Optimizer(_Owned):
         check(st)
 
     @property
+    def name(self):
+        return _c("tfc_optimizer_name")(self._h).decode()
+
+    @property
+    def class_name(self):
+        return _c("tfc_optimizer_class_name")(self._h).decode()
+
+    def get_slot(self, var, slot_name):
+        """optimizer.get_slot(var, "m"): the slot variable (borrowed), or None."""
+        h = _c("tfc_optimizer_get_slot")(self._h, var._v, slot_name.encode())
+        return LayerVariable(h, self) if h else None
+
+    @property
     def iterations(self):
         return int(_c("tfc_optimizer_iterations")(self._h))
 
@@ -630,6 +649,16 @@ class Metric(_Owned):
     @property
     def name(self):
         return _c("tfc_metric_name")(self._h).decode()
+
+    @property
+    def class_name(self):
+        return _c("tfc_metric_class_name")(self._h).decode()
+
+    def get_config(self):
+        st = _st()
+        p = _c("tfc_metric_get_config")(self._h, ctypes.byref(st))
+        check(st)
+        return json.loads(_take_string(p))
 
     def update_state(self, y_true, y_pred, sample_weight=None):
         yt = None if y_true is None else _to_tensor(y_true)
@@ -959,16 +988,32 @@ class Model(Layer):
         check(st)
         return _results(n, buf)
 
-    def predict(self, x, batch_size=None, verbose=0, steps=None):
-        xt = _to_tensor(x)
+    def predict(self, x, batch_size=None, verbose=0, steps=None, n_outputs=1):
+        """model.predict: numpy outputs concatenated over batches (a list when n_outputs > 1). x may be a list
+        of arrays for multi-input models."""
         o = EvalOpts()
         o.batch_size = int(batch_size or 0)
         o.verbose = VERBOSE_SILENT if not verbose else int(verbose)
         o.steps = int(steps or 0)
         st = _st()
+        if isinstance(x, (list, tuple, dict)) or n_outputs > 1:
+            xs = _tensors(x)
+            outs = (_P * n_outputs)()
+            _c("tfc_model_predict_n")(self._m, _ptr_array([t.handle for t in xs]), len(xs), ctypes.byref(o), outs,
+                                      n_outputs, ctypes.byref(st))
+            check(st)
+            res = [Tensor(outs[i]).numpy() for i in range(n_outputs)]
+            return res if n_outputs > 1 else res[0]
+        xt = _to_tensor(x)
         h = _c("tfc_model_predict")(self._m, xt.handle, ctypes.byref(o), ctypes.byref(st))
         check(st)
         return Tensor(h).numpy()
+
+    def to_json(self):
+        """model.to_json(): {"class_name", "config", "keras_version", "backend"} (Keras 2 dialect)."""
+        cls = "Sequential" if self.class_name == "Sequential" else "Functional"
+        return json.dumps({"class_name": cls, "config": self.get_config(), "keras_version": "2.4.0",
+                           "backend": "tensorflow"})
 
     def __repr__(self):
         return "<tfc.keras.Model %r>" % self.name

@@ -50,7 +50,8 @@ bool tfc_keras_sequential_get_config(const tfc_layer *l, void *vcfg, tfc_status 
 /* The index of node among the layer's nodes that belong to this model. */
 static int model_node_index(const tfc_model *m, const tfc_knode *node) {
     const tfc_layer *l = node->layer;
-    int k = 0;
+    /* Keras numbers the nodes of a model built on its own inputs from 1 (functional.py's _should_skip_first_node) */
+    int k = l->is_model && ((const tfc_model *)l)->kind != TFC_MODEL_SUBCLASSED && ((const tfc_model *)l)->n_inputs > 0;
     for (int i = 0; i < l->n_nodes; i++) {
         bool in_model = false;
         for (int j = 0; j < m->n_order && !in_model; j++) in_model = m->order[j] == l->nodes[i];
