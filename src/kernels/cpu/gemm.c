@@ -132,6 +132,7 @@ static bool unit_args(const gemm_job *j, int64_t u, tfc_gemm_args *s, int64_t *k
     s->k = g->k - k0 < j->kstep ? g->k - k0 : j->kstep;
     s->a = g->ta ? g->a + k0 * g->lda + m0 : g->a + m0 * g->lda + k0;
     s->b = g->tb ? g->b + n0 * g->ldb + k0 : g->b + k0 * g->ldb + n0;
+    if (g->bp) s->bp = g->bp + k0 * j->isa->bp_nr(g); /* only with un == 1: n0 == 0 */
     if (*ku == 0) {
         s->c = g->c + m0 * g->ldc + n0;
     } else {
@@ -152,6 +153,11 @@ static void unit_range(void *arg, int64_t b, int64_t e) {
         if (unit_args(j, u, &s, &ku)) j->isa->serial(&s, ws);
     }
     atomic_store(&j->slot_busy[slot], 0);
+}
+
+static void pack_b_range(void *arg, int64_t b, int64_t e) {
+    const gemm_job *j = arg;
+    j->isa->pack_b_panels(&j->g, (float *)j->g.bp, b, e);
 }
 
 static void reduce_rows(void *arg, int64_t b, int64_t e) {
@@ -207,7 +213,7 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
         scale_c(m, n, beta, c, ldc);
         return;
     }
-    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc};
+    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc, NULL, 0};
     const tfc_gemm_isa *isa = isa_get();
     if (isa == &blas_isa) {
         blas_gemm(&g);
@@ -225,7 +231,12 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     dims.k = j.kstep < k ? j.kstep : k;
     j.slot_floats = (isa->ws_floats(&dims) + 15) / 16 * 16;
     const size_t part_floats = (size_t)((j.uk - 1) * m * n);
-    const size_t ws_floats = (size_t)j.n_slots * j.slot_floats + (part_floats + 15) / 16 * 16;
+    /* Units along m or k would each pack all of B (as much copying as a 64-row unit's multiplies for a
+     * 1024-square product): pack it once, in parallel, for all of them, unless B is read in place. */
+    const bool share_b = units > 1 && j.un == 1 && (trans_b || ldb > 256);
+    const int64_t bnr = isa->bp_nr(&g), bpanels = (n + bnr - 1) / bnr;
+    const size_t bp_floats = share_b ? (size_t)(bpanels * bnr * k) : 0;
+    const size_t ws_floats = (size_t)j.n_slots * j.slot_floats + (part_floats + 15) / 16 * 16 + bp_floats;
     char *buf = tfc_aligned_alloc(ws_floats * sizeof(float) + (size_t)j.n_slots * sizeof(_Atomic int));
     if (!buf) { /* no scratch: OpenBLAS manages its own */
         blas_gemm(&g);
@@ -235,6 +246,11 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     j.partial = j.ws + (size_t)j.n_slots * j.slot_floats;
     j.slot_busy = (_Atomic int *)(buf + ws_floats * sizeof(float));
     for (int s = 0; s < j.n_slots; s++) atomic_init(&j.slot_busy[s], 0);
+    if (share_b) {
+        j.g.bp = j.partial + (part_floats + 15) / 16 * 16;
+        j.g.bp_stride = bnr * k;
+        tfc_parallel_for(pool, bpanels, bnr * k, pack_b_range, &j);
+    }
     if (units == 1) {
         isa->serial(&g, j.ws);
     } else {

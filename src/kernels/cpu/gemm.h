@@ -71,6 +71,10 @@ typedef struct tfc_gemm_args {
     const float *a, *b;
     float *c;
     int64_t lda, ldb, ldc;
+    /* B already packed by pack_b_panels (shared by the units of a split product): panel j (columns
+     * j * NR...) of this product's B at bp + j * bp_stride, row p of it at + p * NR. NULL: serial packs. */
+    const float *bp;
+    int64_t bp_stride;
 } tfc_gemm_args;
 
 typedef struct tfc_gemm_isa {
@@ -81,6 +85,10 @@ typedef struct tfc_gemm_isa {
     size_t (*ws_floats)(const tfc_gemm_args *g);
     /* the whole product on the calling thread */
     void (*serial)(const tfc_gemm_args *g, float *ws);
+    /* B of g (all k) in panels of the NR serial() uses for g->n: panels [j0, j1) of bp_nr(g) columns each,
+     * panel j at out + j * k * bp_nr(g) */
+    int (*bp_nr)(const tfc_gemm_args *g);
+    void (*pack_b_panels)(const tfc_gemm_args *g, float *out, int64_t j0, int64_t j1);
     /* implicit-GEMM convolution: tiles of conv_mr(cv) output pixels; the filter packed by conv_pack into
      * conv_pack_floats(cv) floats; conv_tiles computes tiles [t0, t1) */
     int (*conv_mr)(const tfc_gemm_conv *cv);
