@@ -28,6 +28,7 @@ struct data_async {
     int parallelism, capacity;
     bool in_done;             /* the input reported its end (guarded by in_mu) */
     bool cancelled, started;
+    bool consumer_waiting;    /* signal ready_cv only then */
     pthread_t *threads;
     int n_threads;
     /* autotune window (consumer thread only) */
@@ -104,8 +105,9 @@ static void *worker_main(void *arg) {
         s->failed = !ok;
         s->st = st;
         a->busy--;
-        pthread_cond_broadcast(&a->ready_cv);
-        pthread_cond_broadcast(&a->work_cv);
+        if (a->consumer_waiting) pthread_cond_signal(&a->ready_cv);
+        /* the one worker that may wait for room holds the input lock: a signal reaches it */
+        pthread_cond_signal(&a->work_cv);
         pthread_mutex_unlock(&a->mu);
         if (ok && end) break;
     }
@@ -217,7 +219,9 @@ bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st)
     int i;
     while ((i = pick(a)) < 0) {
         double w0 = a->cfg.autotune ? data_now() : 0;
+        a->consumer_waiting = true;
         pthread_cond_wait(&a->ready_cv, &a->mu);
+        a->consumer_waiting = false;
         if (a->cfg.autotune) wait += data_now() - w0;
     }
     aslot *s = a->q[i];
@@ -229,7 +233,9 @@ bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st)
     memmove(a->q + i, a->q + i + 1, (size_t)(a->qn - i - 1) * sizeof *a->q);
     a->qn--;
     if (a->cfg.autotune) autotune(a, t_enter, wait);
-    pthread_cond_broadcast(&a->work_cv);
+    /* wake the producer when the buffer is half empty, so that it refills in runs instead of waking up for
+     * every element the consumer takes */
+    if (a->qn <= a->capacity / 2) pthread_cond_signal(&a->work_cv);
     pthread_mutex_unlock(&a->mu);
     bool ok = !s->failed;
     if (ok) {
