@@ -30,6 +30,19 @@ typedef struct {
     int64_t nr;    /* rows in the tile */
 } FN(tile_job);
 
+/* n elements from s to d: a library call for the short runs of an image's first layers (kw * c = 3 floats)
+ * costs more than the copy, so runs under 16 are fixed-size moves (which the compiler inlines). */
+static inline void FN(copy_run)(T *restrict d, const T *restrict s, int64_t n) {
+    if (n >= 16) {
+        memcpy(d, s, (size_t)n * sizeof(T));
+        return;
+    }
+    if (n & 8) memcpy(d, s, 8 * sizeof(T)), d += 8, s += 8;
+    if (n & 4) memcpy(d, s, 4 * sizeof(T)), d += 4, s += 4;
+    if (n & 2) memcpy(d, s, 2 * sizeof(T)), d += 2, s += 2;
+    if (n & 1) *d = *s;
+}
+
 /* col rows of output rows [r0 + b, r0 + e). */
 static void FN(im2col_rows)(void *arg, int64_t b, int64_t e) {
     const FN(tile_job) *j = arg;
@@ -49,7 +62,7 @@ static void FN(im2col_rows)(void *arg, int64_t b, int64_t e) {
                 }
                 const T *xrow = j->x + (n * H + ih) * W * C;
                 if (G == 1 && g->dil_w == 1 && iw0 >= 0 && iw0 + KW <= W) { /* the whole kernel row is contiguous */
-                    memcpy(dst + kh * KW * C, xrow + iw0 * C, (size_t)(KW * C) * sizeof(T));
+                    FN(copy_run)(dst + kh * KW * C, xrow + iw0 * C, KW * C);
                     continue;
                 }
                 for (int64_t kw = 0; kw < KW; kw++) {
@@ -59,7 +72,7 @@ static void FN(im2col_rows)(void *arg, int64_t b, int64_t e) {
                         for (int64_t gi = 0; gi < G; gi++) memset(d + gi * Kg, 0, (size_t)Cg * sizeof(T));
                     } else {
                         const T *s = xrow + iw * C;
-                        for (int64_t gi = 0; gi < G; gi++) memcpy(d + gi * Kg, s + gi * Cg, (size_t)Cg * sizeof(T));
+                        for (int64_t gi = 0; gi < G; gi++) FN(copy_run)(d + gi * Kg, s + gi * Cg, Cg);
                     }
                 }
             }
