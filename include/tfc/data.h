@@ -300,8 +300,10 @@ typedef struct tfc_data_options {
     tfc_flag deterministic;            /* options.deterministic: default yes */
     int private_threadpool_size;       /* options.threading.private_threadpool_size: caps the threads of each
                                           parallel stage (and AUTOTUNE); 0 = cores */
-    int max_intra_op_parallelism;      /* options.threading.max_intra_op_parallelism: threads of one op in a
-                                          user function; 0 = cores, 1 = no intra-op parallelism */
+    int max_intra_op_parallelism;      /* options.threading.max_intra_op_parallelism: 1 = ops in user functions
+                                          run on the calling thread; otherwise ops of sequential stages may use
+                                          a shared pool of one thread per core (workers of parallel stages
+                                          always run their ops on their own thread) */
 } tfc_data_options;
 /* Dataset.with_options(options). */
 TFC_API tfc_dataset *tfc_dataset_with_options(tfc_dataset *ds, const tfc_data_options *options, tfc_status *st);

@@ -265,10 +265,3 @@ void data_async_free(data_async *a) {
     tfc_free(a->threads);
     tfc_free(a);
 }
-
-void data_async_stats(data_async *a, int *parallelism, int *capacity) {
-    pthread_mutex_lock(&a->mu);
-    if (parallelism) *parallelism = a->parallelism;
-    if (capacity) *capacity = a->capacity;
-    pthread_mutex_unlock(&a->mu);
-}

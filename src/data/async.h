@@ -37,8 +37,6 @@ data_async *data_async_new(const data_async_cfg *cfg, const data_ictx *ictx, tfc
 bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st);
 /* Stops and joins the workers and drops the buffered elements. NULL-safe. */
 void data_async_free(data_async *a);
-/* Current parallelism and capacity (tests of AUTOTUNE). */
-void data_async_stats(data_async *a, int *parallelism, int *capacity);
 
 /* Resolves num_parallel_calls (TFC_AUTOTUNE or n >= 1) into threads/parallelism/autotune for a stage. */
 void data_async_parallel_cfg(data_async_cfg *cfg, int64_t num_parallel_calls, const data_ictx *ictx);

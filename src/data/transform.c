@@ -6,11 +6,12 @@
 
 #include "data/async.h"
 
-/* A unary iterator: the input's iterator and a scratch element of the input's components. */
+/* A unary iterator: the input's iterator and, for map and unbatch, a scratch element of the input's
+ * components. */
 typedef struct unary_iter {
     data_iter base;
     data_iter *in;
-    tfc_tensor **buf;         /* input components (n of inputs[0]) */
+    tfc_tensor **buf;         /* input components (n of inputs[0]), or NULL */
 } unary_iter;
 
 static void unary_free(data_iter *it_) {
@@ -20,14 +21,19 @@ static void unary_free(data_iter *it_) {
     data_iter_free(it->in);
 }
 
-/* Allocates an iterator of `size` bytes starting with unary_iter and makes its input iterator. */
-static void *unary_make(size_t size, const data_iter_vt *vt, tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
+/* Allocates an iterator of `size` bytes starting with unary_iter (with a scratch element when `buf`) and makes
+ * its input iterator. */
+static void *unary_make(size_t size, const data_iter_vt *vt, tfc_dataset *ds, const data_ictx *ictx, bool buf,
+                        tfc_status *st) {
     unary_iter *it = data_iter_alloc(size, vt, ds, ictx, st);
     if (!it) return NULL;
     int n = ds->inputs[0]->spec.n;
-    it->buf = tfc_calloc((size_t)(n ? n : 1), sizeof *it->buf);
-    if (!it->buf || !(it->in = data_iter_make(ds->inputs[0], ictx, st))) {
-        if (!it->buf) tfc_status_oom(st, ds->kind->name, 0);
+    if (buf && !(it->buf = tfc_calloc((size_t)(n ? n : 1), sizeof *it->buf))) {
+        tfc_status_oom(st, ds->kind->name, 0);
+        data_iter_free(&it->base);
+        return NULL;
+    }
+    if (!(it->in = data_iter_make(ds->inputs[0], ictx, st))) {
         data_iter_free(&it->base);
         return NULL;
     }
@@ -135,8 +141,8 @@ static bool resolve_deterministic(tfc_flag f, const data_ictx *ictx) {
 
 static data_iter *map_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
     map_params *p = ds->p;
-    if (p->num_parallel_calls == 0) return unary_make(sizeof(map_iter), &map_vt, ds, ictx, st);
-    map_iter *it = unary_make(sizeof(map_iter), &pmap_vt, ds, ictx, st);
+    if (p->num_parallel_calls == 0) return unary_make(sizeof(map_iter), &map_vt, ds, ictx, true, st);
+    map_iter *it = unary_make(sizeof(map_iter), &pmap_vt, ds, ictx, false, st);
     if (!it) return NULL;
     data_async_cfg c = {.name = "map", .n_out = ds->spec.n, .worker_ctx = true, .self = it, .fetch = pmap_fetch,
                         .process = pmap_process, .drop = pmap_drop};
@@ -229,7 +235,7 @@ static void filter_iter_free(data_iter *it_) {
 static const data_iter_vt filter_vt = {filter_next, filter_iter_free};
 
 static data_iter *filter_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(filter_iter), &filter_vt, ds, ictx, st);
+    return unary_make(sizeof(filter_iter), &filter_vt, ds, ictx, false, st);
 }
 
 static void filter_free(tfc_dataset *ds) {
@@ -349,25 +355,18 @@ static const data_iter_vt repeat_vt = {repeat_next, unary_free};
 static const data_iter_vt shard_vt = {shard_next, unary_free};
 
 static data_iter *take_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(count_iter), &take_vt, ds, ictx, st);
+    return unary_make(sizeof(count_iter), &take_vt, ds, ictx, false, st);
 }
 static data_iter *skip_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(count_iter), &skip_vt, ds, ictx, st);
+    return unary_make(sizeof(count_iter), &skip_vt, ds, ictx, false, st);
 }
 static data_iter *shard_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(count_iter), &shard_vt, ds, ictx, st);
+    return unary_make(sizeof(count_iter), &shard_vt, ds, ictx, false, st);
 }
 static data_iter *repeat_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
     /* the input iterator is made per epoch */
     count_iter *it = data_iter_alloc(sizeof *it, &repeat_vt, ds, ictx, st);
-    if (!it) return NULL;
-    int n = ds->inputs[0]->spec.n;
-    if (!(it->u.buf = tfc_calloc((size_t)(n ? n : 1), sizeof *it->u.buf))) {
-        tfc_status_oom(st, "repeat", 0);
-        data_iter_free(&it->u.base);
-        return NULL;
-    }
-    return &it->u.base;
+    return it ? &it->u.base : NULL;
 }
 
 static int64_t take_card(const tfc_dataset *ds) {
@@ -470,7 +469,7 @@ static bool enum_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *s
 static const data_iter_vt enum_vt = {enum_next, unary_free};
 
 static data_iter *enum_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    enum_iter *it = unary_make(sizeof(enum_iter), &enum_vt, ds, ictx, st);
+    enum_iter *it = unary_make(sizeof(enum_iter), &enum_vt, ds, ictx, false, st);
     if (it) it->next = *(int64_t *)ds->p;
     return it ? &it->u.base : NULL;
 }
@@ -515,7 +514,7 @@ static bool ignore_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status 
 static const data_iter_vt ignore_vt = {ignore_next, unary_free};
 
 static data_iter *ignore_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(unary_iter), &ignore_vt, ds, ictx, st);
+    return unary_make(sizeof(unary_iter), &ignore_vt, ds, ictx, false, st);
 }
 
 static const data_kind ignore_kind = {"IgnoreErrorsDataset", ignore_make, NULL, NULL, NULL};
@@ -572,7 +571,7 @@ static bool unbatch_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status
 static const data_iter_vt unbatch_vt = {unbatch_next, unary_free};
 
 static data_iter *unbatch_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    return unary_make(sizeof(unbatch_iter), &unbatch_vt, ds, ictx, st);
+    return unary_make(sizeof(unbatch_iter), &unbatch_vt, ds, ictx, true, st);
 }
 
 static int64_t unbatch_card(const tfc_dataset *ds) {
@@ -643,7 +642,7 @@ static const data_iter_vt prefetch_vt = {prefetch_next, prefetch_iter_free};
 
 static data_iter *prefetch_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
     int64_t size = *(int64_t *)ds->p;
-    prefetch_iter *it = unary_make(sizeof(prefetch_iter), &prefetch_vt, ds, ictx, st);
+    prefetch_iter *it = unary_make(sizeof(prefetch_iter), &prefetch_vt, ds, ictx, false, st);
     if (!it || size == 0) return it ? &it->u.base : NULL;
     data_async_cfg c = {.name = "prefetch", .n_out = ds->spec.n, .threads = 1, .parallelism = 1,
                         .deterministic = true, .self = it, .fetch = prefetch_fetch};
