@@ -7,7 +7,8 @@
  * Work is split across tfc's thread pool (never OpenBLAS's threads): by rows of C, by columns, or, for
  * small outputs with a long inner dimension (filter gradients), by k into partial sums added at the end.
  * Operands are read in place instead of packed where that measured faster (see serial() in
- * gemm_kern.inc). */
+ * gemm_kern.inc). The same kernels, addressing A through a pointer per row (or per k step), compute
+ * convolutions straight from the input image (tfc_sgemm_conv, below). */
 #ifndef TFC_KERNELS_CPU_GEMM_H
 #define TFC_KERNELS_CPU_GEMM_H
 
