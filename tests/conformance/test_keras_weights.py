@@ -94,9 +94,9 @@ def test_tfc_written_weights_load_in_keras(kind, rng, tmp_path):
         np.testing.assert_array_equal(a, b, err_msg="%s weight %d" % (kind, i))
     x = inputs_for(kind, rng)
     assert_close(dst.predict(x, verbose=0), predict_tfc(mm, x), rtol=1e-5, atol=1e-6)
-    with h5py.File(path, "r") as f:  # the Keras layout: root attrs and one group per layer
+    with h5py.File(path, "r") as f:  # the Keras layout: root attrs and one group per layer (of the saved model)
         names = [n.decode() if isinstance(n, bytes) else n for n in f.attrs["layer_names"]]
-        assert names == [layer.name for layer in dst.layers], (names, [layer.name for layer in dst.layers])
+        assert names == [layer.name for layer in src.layers], (names, [layer.name for layer in src.layers])
         assert "keras_version" in f.attrs and "backend" in f.attrs
 
 
