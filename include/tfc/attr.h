@@ -6,6 +6,7 @@
 #define TFC_ATTR_H
 
 #include "tfc/dtype.h"
+#include "tfc/shape.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,7 @@ typedef enum {
     TFC_ATTR_LIST_FLOAT,/* v.floats, n */
     TFC_ATTR_LIST_TYPE, /* v.types, n */
     TFC_ATTR_LIST_STRING, /* v.strs, n */
+    TFC_ATTR_LIST_SHAPE, /* v.shapes, n (a shape of rank -1 is unknown) */
 } tfc_attr_kind;
 
 typedef struct tfc_attr {
@@ -43,6 +45,7 @@ typedef struct tfc_attr {
         const tfc_dtype *types;
         const char *const *strs;
         const tfc_tensor *tensor;
+        const tfc_shape *shapes;
     } v;
 } tfc_attr;
 
@@ -53,6 +56,7 @@ typedef struct tfc_attr {
 #define TFC_ATTR_S(nm, x) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_STRING, .v.s = (x)})
 #define TFC_ATTR_INTS(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_INT, .n = (cnt), .v.ints = (p)})
 #define TFC_ATTR_FLOATS(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_FLOAT, .n = (cnt), .v.floats = (p)})
+#define TFC_ATTR_SHAPES(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_SHAPE, .n = (cnt), .v.shapes = (p)})
 #define TFC_ATTR_SHAPE_(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_SHAPE, .n = (cnt), .v.ints = (p)})
 
 /* Resolved attribute set of one op call: every attr of the op def present (defaults filled, type attrs
@@ -68,6 +72,7 @@ TFC_API const char *tfc_attrs_string(const tfc_attrs *a, const char *name, const
 /* List attrs: returns the element pointer and sets *n (0 and NULL when absent). */
 TFC_API const int64_t *tfc_attrs_ints(const tfc_attrs *a, const char *name, int *n);
 TFC_API const double *tfc_attrs_floats(const tfc_attrs *a, const char *name, int *n);
+TFC_API const tfc_shape *tfc_attrs_shapes(const tfc_attrs *a, const char *name, int *n);
 TFC_API int tfc_attrs_count(const tfc_attrs *a);
 TFC_API const tfc_attr *tfc_attrs_at(const tfc_attrs *a, int i);
 

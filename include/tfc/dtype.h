@@ -21,6 +21,7 @@ typedef enum {
     TFC_INT64 = 9,
     TFC_BOOL = 10,
     TFC_BFLOAT16 = 14,
+    TFC_UINT16 = 17, /* image codecs (DecodePng/EncodePng 16-bit) and resize */
     TFC_HALF = 19,
     TFC_RESOURCE = 20,
 } tfc_dtype;
@@ -45,7 +46,7 @@ TFC_API const char *tfc_dtype_name(tfc_dtype dt);
 TFC_API tfc_dtype tfc_dtype_from_name(const char *name);
 TFC_API bool tfc_dtype_is_valid(tfc_dtype dt);
 TFC_API bool tfc_dtype_is_floating(tfc_dtype dt); /* float, double, half, bfloat16 */
-TFC_API bool tfc_dtype_is_integer(tfc_dtype dt); /* int8..int64, uint8 */
+TFC_API bool tfc_dtype_is_integer(tfc_dtype dt); /* int8..int64, uint8, uint16 */
 
 /* Converts one element at src (of dtype `dt`) to double, and back (integer targets truncate toward
  * zero as C casts do; bool is v != 0). Used by reference kernels, tests and Cast. */

@@ -24,6 +24,10 @@ class Status(ctypes.Structure):
     _fields_ = [("code", ctypes.c_int), ("msg", ctypes.c_char * 256)]
 
 
+class Shape(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int), ("dims", ctypes.c_int64 * 8)]
+
+
 class AttrValue(ctypes.Union):
     _fields_ = [
         ("i", ctypes.c_int64),
@@ -36,16 +40,13 @@ class AttrValue(ctypes.Union):
         ("types", ctypes.POINTER(ctypes.c_int)),
         ("strs", ctypes.POINTER(ctypes.c_char_p)),
         ("tensor", ctypes.c_void_p),
+        ("shapes", ctypes.POINTER(Shape)),
     ]
 
 
 class Attr(ctypes.Structure):
     """tfc_attr (include/tfc/attr.h): {const char *name; tfc_attr_kind kind; int n; union v} = 24 bytes."""
     _fields_ = [("name", ctypes.c_char_p), ("kind", ctypes.c_int), ("n", ctypes.c_int), ("v", AttrValue)]
-
-
-class Shape(ctypes.Structure):
-    _fields_ = [("rank", ctypes.c_int), ("dims", ctypes.c_int64 * 8)]
 
 
 class OpDef(ctypes.Structure):
@@ -56,7 +57,7 @@ class OpDef(ctypes.Structure):
 
 # tfc_attr_kind
 ATTR_INT, ATTR_FLOAT, ATTR_BOOL, ATTR_TYPE, ATTR_STRING, ATTR_SHAPE, ATTR_TENSOR = 1, 2, 3, 4, 5, 6, 7
-ATTR_LIST_INT, ATTR_LIST_FLOAT, ATTR_LIST_TYPE, ATTR_LIST_STRING = 8, 9, 10, 11
+ATTR_LIST_INT, ATTR_LIST_FLOAT, ATTR_LIST_TYPE, ATTR_LIST_STRING, ATTR_LIST_SHAPE = 8, 9, 10, 11, 12
 
 assert ctypes.sizeof(Attr) == 24 and Attr.v.offset == 16 and Attr.n.offset == 12
 assert ctypes.sizeof(Status) == 260

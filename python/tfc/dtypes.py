@@ -26,7 +26,7 @@ class DType:
 
     @property
     def is_integer(self):
-        return self.enum in (3, 4, 5, 6, 9)
+        return self.enum in (3, 4, 5, 6, 9, 17)
 
     def __repr__(self):
         return "tfc.%s" % self.name
@@ -54,17 +54,19 @@ int64 = DType(9, "int64", np.dtype(np.int64), 8)
 bool_ = DType(10, "bool", np.dtype(np.bool_), 1)
 bfloat16 = DType(14, "bfloat16", _BF16_NP if _BF16_NP is not None else np.dtype(np.float32), 2)
 float16 = DType(19, "float16", np.dtype(np.float16), 2)
+uint16 = DType(17, "uint16", np.dtype(np.uint16), 2)
 resource = DType(20, "resource", None, 0)
 half, double, float_ = float16, float64, float32
 
-ALL = [float32, float64, int32, uint8, int16, int8, string, int64, bool_, bfloat16, float16, resource]
+ALL = [float32, float64, int32, uint8, int16, int8, string, int64, bool_, bfloat16, float16, uint16, resource]
 _BY_ENUM = {d.enum: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "bool_": bool_, "str": string,
                  "bytes": string})
 _BY_NP = {np.dtype(np.float32): float32, np.dtype(np.float64): float64, np.dtype(np.int32): int32,
           np.dtype(np.uint8): uint8, np.dtype(np.int16): int16, np.dtype(np.int8): int8,
-          np.dtype(np.int64): int64, np.dtype(np.bool_): bool_, np.dtype(np.float16): float16}
+          np.dtype(np.int64): int64, np.dtype(np.bool_): bool_, np.dtype(np.float16): float16,
+          np.dtype(np.uint16): uint16}
 if _BF16_NP is not None:
     _BY_NP[_BF16_NP] = bfloat16
 

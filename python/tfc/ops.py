@@ -13,7 +13,7 @@ from .tensor import Tensor, constant
 _KINDS = {"int": _lib.ATTR_INT, "float": _lib.ATTR_FLOAT, "bool": _lib.ATTR_BOOL, "type": _lib.ATTR_TYPE,
           "string": _lib.ATTR_STRING, "shape": _lib.ATTR_SHAPE, "tensor": _lib.ATTR_TENSOR,
           "list(int)": _lib.ATTR_LIST_INT, "list(float)": _lib.ATTR_LIST_FLOAT, "list(type)": _lib.ATTR_LIST_TYPE,
-          "list(string)": _lib.ATTR_LIST_STRING}
+          "list(string)": _lib.ATTR_LIST_STRING, "list(shape)": _lib.ATTR_LIST_SHAPE}
 
 
 def _split_top(s):
@@ -230,6 +230,17 @@ def _make_attrs(info, attrs, keep):
             buf = (ctypes.c_char_p * max(len(ss), 1))(*ss)
             keep.extend([ss, buf])
             a.n, a.v.strs = len(ss), buf
+        elif kind == _lib.ATTR_LIST_SHAPE:
+            buf = (_lib.Shape * max(len(v), 1))()
+            for j, sh in enumerate(v):
+                dims = _shape_dims(sh)
+                if dims is not None and len(dims) > 8:
+                    raise ValueError("%s: shape %r has more than 8 dims" % (info.name if info else "op", sh))
+                buf[j].rank = -1 if dims is None else len(dims)
+                for k, d in enumerate(dims or []):
+                    buf[j].dims[k] = d
+            keep.append(buf)
+            a.n, a.v.shapes = len(v), buf
         else:
             raise TypeError("%s: cannot pass attr %r of unsupported kind" % (info.name if info else "op", name))
     return arr, len(items)

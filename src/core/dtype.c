@@ -76,7 +76,7 @@ size_t tfc_dtype_size(tfc_dtype dt) {
     case TFC_FLOAT: case TFC_INT32: return 4;
     case TFC_DOUBLE: case TFC_INT64: return 8;
     case TFC_UINT8: case TFC_INT8: case TFC_BOOL: return 1;
-    case TFC_INT16: case TFC_HALF: case TFC_BFLOAT16: return 2;
+    case TFC_INT16: case TFC_UINT16: case TFC_HALF: case TFC_BFLOAT16: return 2;
     case TFC_STRING: return sizeof(tfc_tstring);
     case TFC_RESOURCE: return sizeof(void *);
     default: return 0;
@@ -87,6 +87,7 @@ static const struct { tfc_dtype dt; const char *name; } names[] = {
     {TFC_FLOAT, "float32"}, {TFC_DOUBLE, "float64"}, {TFC_HALF, "float16"}, {TFC_BFLOAT16, "bfloat16"},
     {TFC_INT8, "int8"},     {TFC_UINT8, "uint8"},    {TFC_INT16, "int16"},  {TFC_INT32, "int32"},
     {TFC_INT64, "int64"},   {TFC_BOOL, "bool"},      {TFC_STRING, "string"}, {TFC_RESOURCE, "resource"},
+    {TFC_UINT16, "uint16"},
     /* op-def spellings */
     {TFC_FLOAT, "float"},   {TFC_DOUBLE, "double"},  {TFC_HALF, "half"},
 };
@@ -109,7 +110,8 @@ bool tfc_dtype_is_floating(tfc_dtype dt) {
     return dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16;
 }
 bool tfc_dtype_is_integer(tfc_dtype dt) {
-    return dt == TFC_INT8 || dt == TFC_UINT8 || dt == TFC_INT16 || dt == TFC_INT32 || dt == TFC_INT64;
+    return dt == TFC_INT8 || dt == TFC_UINT8 || dt == TFC_INT16 || dt == TFC_UINT16 || dt == TFC_INT32 ||
+           dt == TFC_INT64;
 }
 
 double tfc_dtype_get_f64(tfc_dtype dt, const void *src, int64_t i) {
@@ -121,6 +123,7 @@ double tfc_dtype_get_f64(tfc_dtype dt, const void *src, int64_t i) {
     case TFC_INT8: return ((const int8_t *)src)[i];
     case TFC_UINT8: return ((const uint8_t *)src)[i];
     case TFC_INT16: return ((const int16_t *)src)[i];
+    case TFC_UINT16: return ((const uint16_t *)src)[i];
     case TFC_INT32: return ((const int32_t *)src)[i];
     case TFC_INT64: return (double)((const int64_t *)src)[i];
     case TFC_BOOL: return ((const uint8_t *)src)[i] ? 1.0 : 0.0;
@@ -140,6 +143,7 @@ void tfc_dtype_set_f64(tfc_dtype dt, void *dst, int64_t i, double v) {
     case TFC_INT8: ((int8_t *)dst)[i] = SAT(int8_t, INT8_MIN, INT8_MAX); break;
     case TFC_UINT8: ((uint8_t *)dst)[i] = SAT(uint8_t, 0, UINT8_MAX); break;
     case TFC_INT16: ((int16_t *)dst)[i] = SAT(int16_t, INT16_MIN, INT16_MAX); break;
+    case TFC_UINT16: ((uint16_t *)dst)[i] = SAT(uint16_t, 0, UINT16_MAX); break;
     case TFC_INT32: ((int32_t *)dst)[i] = SAT(int32_t, INT32_MIN, INT32_MAX); break;
     case TFC_INT64: ((int64_t *)dst)[i] = SAT(int64_t, -9.2233720368547758e18, 9.2233720368547748e18); break;
     case TFC_BOOL: ((uint8_t *)dst)[i] = v != 0.0; break;

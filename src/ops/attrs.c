@@ -25,7 +25,7 @@ static bool kind_compatible(tfc_attr_kind spec, tfc_attr *given) {
 
 static const char *kind_name(tfc_attr_kind k) {
     static const char *const n[] = {"none", "int", "float", "bool", "type", "string", "shape", "tensor",
-                                    "list(int)", "list(float)", "list(type)", "list(string)"};
+                                    "list(int)", "list(float)", "list(type)", "list(string)", "list(shape)"};
     return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
 }
 
@@ -56,6 +56,18 @@ static bool check_allowed(const tfc_op *op, const tfc_attr_spec *s, const tfc_at
         return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                               "%s: value for attr '%s' of %s is not in the list of allowed values: %s", op->def->name,
                               s->name, tfc_dtype_name(a->v.type), list);
+    }
+    if (s->kind == TFC_ATTR_LIST_TYPE && s->n_types) {
+        for (int j = 0; j < a->n; j++) {
+            bool ok = false;
+            for (int i = 0; i < s->n_types && !ok; i++) ok = s->types[i] == a->v.types[j];
+            if (ok) continue;
+            for (int i = 0; i < s->n_types && k < sizeof list; i++)
+                k += (size_t)snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", tfc_dtype_name(s->types[i]));
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                  "%s: value for attr '%s' has element %d of type %s, not in the list of allowed values: %s",
+                                  op->def->name, s->name, j, tfc_dtype_name(a->v.types[j]), list);
+        }
     }
     if (s->kind == TFC_ATTR_STRING && s->n_strs) {
         for (int i = 0; i < s->n_strs; i++)
@@ -206,6 +218,7 @@ tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
         case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: extra += (size_t)(a->n > 0 ? a->n : 0) * 8; break;
         case TFC_ATTR_LIST_FLOAT: extra += (size_t)a->n * 8; break;
         case TFC_ATTR_LIST_TYPE: extra += (size_t)a->n * sizeof(tfc_dtype); break;
+        case TFC_ATTR_LIST_SHAPE: extra += (size_t)a->n * sizeof(tfc_shape); break;
         case TFC_ATTR_LIST_STRING:
             extra += (size_t)a->n * sizeof(char *);
             for (int k = 0; k < a->n; k++) extra += strlen(a->v.strs[k]) + 1;
@@ -233,6 +246,11 @@ tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
             n = (size_t)a->n * sizeof(tfc_dtype);
             if (n) memcpy(p, a->v.types, n);
             a->v.types = (const tfc_dtype *)p;
+            break;
+        case TFC_ATTR_LIST_SHAPE:
+            n = (size_t)a->n * sizeof(tfc_shape);
+            if (n) memcpy(p, a->v.shapes, n);
+            a->v.shapes = (const tfc_shape *)p;
             break;
         case TFC_ATTR_LIST_STRING: {
             const char **arr = (const char **)p;
@@ -309,6 +327,15 @@ const double *tfc_attrs_floats(const tfc_attrs *a, const char *name, int *n) {
     }
     *n = x->n;
     return x->v.floats;
+}
+const tfc_shape *tfc_attrs_shapes(const tfc_attrs *a, const char *name, int *n) {
+    const tfc_attr *x = tfc_attrs_find(a, name);
+    if (!x || x->kind != TFC_ATTR_LIST_SHAPE) {
+        *n = 0;
+        return NULL;
+    }
+    *n = x->n;
+    return x->v.shapes;
 }
 int tfc_attrs_count(const tfc_attrs *a) { return a ? a->n : 0; }
 const tfc_attr *tfc_attrs_at(const tfc_attrs *a, int i) { return a && i >= 0 && i < a->n ? &a->a[i] : NULL; }

@@ -15,5 +15,8 @@
     TFC_OP_FAMILY(random) \
     TFC_OP_FAMILY(resource) \
     TFC_OP_FAMILY(training) \
+    TFC_OP_FAMILY(parsing) \
+    TFC_OP_FAMILY(image) \
+    TFC_OP_FAMILY(string) \
 
 #endif

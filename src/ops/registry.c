@@ -104,11 +104,26 @@ static bool parse_attr(tfc_op *op, cur *c, tfc_status *st) {
         else if (!strcmp(kind, "tensor")) a->kind = TFC_ATTR_TENSOR;
         else if (!strcmp(kind, "list")) {
             char el[32];
-            if (!eat(c, '(') || !ident(c, el, sizeof el) || !eat(c, ')')) goto bad;
+            if (!eat(c, '(')) goto bad;
+            skip_ws(c);
+            if (*c->p == '{') { /* list({float, int64}): a list(type) with an allowed set */
+                c->p++;
+                do {
+                    char tn[32];
+                    if (a->n_types >= TFC_MAX_ALLOWED || !ident(c, tn, sizeof tn)) goto bad;
+                    if (!(a->types[a->n_types++] = tfc_dtype_from_name(tn))) goto bad;
+                } while (eat(c, ','));
+                if (!eat(c, '}')) goto bad;
+                strcpy(el, "type");
+            } else if (!ident(c, el, sizeof el)) {
+                goto bad;
+            }
+            if (!eat(c, ')')) goto bad;
             if (!strcmp(el, "int")) a->kind = TFC_ATTR_LIST_INT;
             else if (!strcmp(el, "float")) a->kind = TFC_ATTR_LIST_FLOAT;
             else if (!strcmp(el, "type")) a->kind = TFC_ATTR_LIST_TYPE;
             else if (!strcmp(el, "string")) a->kind = TFC_ATTR_LIST_STRING;
+            else if (!strcmp(el, "shape")) a->kind = TFC_ATTR_LIST_SHAPE;
             else goto bad;
         } else goto bad;
     }
@@ -161,6 +176,10 @@ static bool parse_attr(tfc_op *op, cur *c, tfc_status *st) {
             }
             if (a->kind == TFC_ATTR_LIST_FLOAT) a->dflt.v.floats = a->dflt_floats;
             else a->dflt.v.ints = a->dflt_ints;
+            break;
+        case TFC_ATTR_LIST_SHAPE: /* only the empty list */
+            if (!eat(c, '[') || !eat(c, ']')) goto bad;
+            a->dflt.n = 0;
             break;
         default: goto bad;
         }

@@ -10,4 +10,7 @@
     OP_CASE_FAMILY(random) \
     OP_CASE_FAMILY(resource) \
     OP_CASE_FAMILY(training) \
+    OP_CASE_FAMILY(parsing) \
+    OP_CASE_FAMILY(image) \
+    OP_CASE_FAMILY(string) \
 

@@ -26,6 +26,9 @@ typedef struct op_input {
     int n_vals;          /* > 0: fixed values instead of random ones (shapes, axes, indices) */
     double vals[16];
     bool no_grad;        /* not differentiated (indices, shapes, axes) */
+    /* TFC_STRING inputs: n_vals strings (cycled over the elements); str_lens NULL for NUL-terminated. */
+    const char *const *strs;
+    const size_t *str_lens;
 } op_input;
 
 typedef struct op_case {

@@ -92,6 +92,7 @@ static void test_dtypes(void) {
         {TFC_STRING, 7, "string", 24, false, false},   {TFC_INT64, 9, "int64", 8, false, true},
         {TFC_BOOL, 10, "bool", 1, false, false},       {TFC_BFLOAT16, 14, "bfloat16", 2, true, false},
         {TFC_HALF, 19, "float16", 2, true, false},     {TFC_RESOURCE, 20, "resource", sizeof(void *), false, false},
+        {TFC_UINT16, 17, "uint16", 2, false, true},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         CHECK((int)t[i].dt == t[i].num);
@@ -109,7 +110,7 @@ static void test_dtypes(void) {
     CHECK(tfc_dtype_from_name("float128") == TFC_INVALID_DTYPE);
     CHECK(tfc_dtype_from_name("") == TFC_INVALID_DTYPE);
     CHECK(tfc_dtype_from_name(NULL) == TFC_INVALID_DTYPE);
-    const int invalid[] = {0, 8, 11, 12, 13, 15, 16, 17, 18, 21, 99, -1};
+    const int invalid[] = {0, 8, 11, 12, 13, 15, 16, 18, 21, 99, -1};
     for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++) {
         CHECK(!tfc_dtype_is_valid((tfc_dtype)invalid[i]));
         CHECK(tfc_dtype_size((tfc_dtype)invalid[i]) == 0);

@@ -13,5 +13,8 @@
     TFC_KERNEL_FAMILY(random) \
     TFC_KERNEL_FAMILY(resource) \
     TFC_KERNEL_FAMILY(training) \
+    TFC_KERNEL_FAMILY(parsing) \
+    TFC_KERNEL_FAMILY(image) \
+    TFC_KERNEL_FAMILY(string) \
 
 #endif
