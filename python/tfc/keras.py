@@ -884,10 +884,10 @@ class Model(Layer):
         o.run_eagerly = bool(run_eagerly)
         o.steps_per_execution = int(steps_per_execution or 1)
         st = _st()
-        ok = _c("tfc_model_compile")(self._m, ctypes.byref(o), ctypes.byref(st))
-        if ok:  # the model took them
-            for x in ([opt] if isinstance(opt, Optimizer) else []) + ([ls] if isinstance(ls, Loss) else []) + objs:
-                x._give(self)
+        _c("tfc_model_compile")(self._m, ctypes.byref(o), ctypes.byref(st))
+        # the model takes the objects given, also when compile fails
+        for x in ([opt] if isinstance(opt, Optimizer) else []) + ([ls] if isinstance(ls, Loss) else []) + objs:
+            x._give(self)
         check(st)
         h = _c("tfc_model_optimizer")(self._m)
         self.optimizer = opt if isinstance(opt, Optimizer) else (Optimizer._borrowed(h, self) if h else None)

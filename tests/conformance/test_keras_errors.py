@@ -160,7 +160,13 @@ def test_compile_rejects_unknown_names():
         mm.compile(optimizer="no_opt", loss="mse")
     with pytest.raises(tfc.InvalidArgumentError, match="no_metric"):
         mm.compile(optimizer="sgd", loss="mse", metrics=["no_metric"])
+    # objects handed to a failing compile belong to the model all the same (no double free when both go)
+    opt, loss = K.optimizer_from_config("Adam"), K.loss_from_config("mse")
+    with pytest.raises(tfc.InvalidArgumentError, match="no_metric"):
+        mm.compile(optimizer=opt, loss=loss, metrics=["no_metric"])
+    del opt, loss
     mm.compile(optimizer="sgd", loss="mse")  # still usable
+    mm.train_on_batch(np.ones((2, 3), np.float32), np.ones((2, 2), np.float32))
 
 
 # ---- labels and indices out of range -----------------------------------------------------------------------------
