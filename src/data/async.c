@@ -24,6 +24,9 @@ struct data_async {
     pthread_cond_t work_cv, ready_cv;
     aslot **q;                /* outstanding slots, oldest first */
     int qn, qcap;
+    aslot **free_slots;       /* the other slots; all qcap are made up front, so workers never allocate */
+    int n_free;
+    char *slot_mem;
     int busy;                 /* workers between reserving a slot and completing it */
     int parallelism, capacity;
     bool in_done;             /* the input reported its end (guarded by in_mu) */
@@ -36,20 +39,11 @@ struct data_async {
     int win_count;
 };
 
-static void slot_free(aslot *s, int n) {
-    if (!s) return;
-    for (int i = 0; i < n; i++) tfc_tensor_unref(s->out[i]);
-    tfc_free(s);
-}
-
 static void *worker_main(void *arg) {
     data_async *a = arg;
     const data_async_cfg *c = &a->cfg;
     tfc_ctx *ctx = NULL;
-    size_t ssize = sizeof(aslot) + (size_t)c->n_out * sizeof(tfc_tensor *);
-    aslot *spare = NULL;
     for (;;) {
-        if (!spare && !(spare = tfc_calloc(1, ssize))) break; /* out of memory: leave the work to others */
         if (c->worker_ctx && !ctx) {
             tfc_status cst = TFC_STATUS_INIT;
             ctx = data_ctx_new(a->ictx, false, &cst);
@@ -67,9 +61,9 @@ static void *worker_main(void *arg) {
             pthread_mutex_unlock(&a->in_mu);
             break;
         }
-        aslot *s = spare;
-        spare = NULL;
+        aslot *s = a->free_slots[--a->n_free]; /* qn < capacity < qcap: there is one */
         s->state = SLOT_PENDING;
+        s->failed = false;
         a->q[a->qn++] = s;
         a->busy++;
         pthread_mutex_unlock(&a->mu);
@@ -111,7 +105,6 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&a->mu);
         if (ok && end) break;
     }
-    tfc_free(spare);
     data_ctx_free(ctx);
     return NULL;
 }
@@ -148,15 +141,22 @@ data_async *data_async_new(const data_async_cfg *cfg, const data_ictx *ictx, tfc
     a->parallelism = a->cfg.parallelism;
     a->capacity = a->cfg.capacity;
     a->qcap = a->cfg.max_capacity + 1;
+    size_t ssize = (sizeof(aslot) + (size_t)a->cfg.n_out * sizeof(tfc_tensor *) + 15) & ~(size_t)15;
     a->q = tfc_calloc((size_t)a->qcap, sizeof *a->q);
+    a->free_slots = tfc_calloc((size_t)a->qcap, sizeof *a->free_slots);
+    a->slot_mem = tfc_calloc((size_t)a->qcap, ssize);
     a->threads = tfc_calloc((size_t)a->cfg.threads, sizeof *a->threads);
-    if (!a->q || !a->threads) {
+    if (!a->q || !a->free_slots || !a->slot_mem || !a->threads) {
         tfc_free(a->q);
+        tfc_free(a->free_slots);
+        tfc_free(a->slot_mem);
         tfc_free(a->threads);
         tfc_free(a);
         tfc_status_oom(st, cfg->name, 0);
         return NULL;
     }
+    for (int i = 0; i < a->qcap; i++) a->free_slots[i] = (aslot *)(a->slot_mem + (size_t)i * ssize);
+    a->n_free = a->qcap;
     pthread_mutex_init(&a->mu, NULL);
     pthread_mutex_init(&a->in_mu, NULL);
     pthread_cond_init(&a->work_cv, NULL);
@@ -232,19 +232,16 @@ bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st)
     }
     memmove(a->q + i, a->q + i + 1, (size_t)(a->qn - i - 1) * sizeof *a->q);
     a->qn--;
+    bool ok = !s->failed;
+    if (ok) memcpy(out, s->out, (size_t)a->cfg.n_out * sizeof *out);
+    else *st = s->st;
+    memset(s->out, 0, (size_t)a->cfg.n_out * sizeof *s->out);
+    a->free_slots[a->n_free++] = s;
     if (a->cfg.autotune) autotune(a, t_enter, wait);
     /* wake the producer when the buffer is half empty, so that it refills in runs instead of waking up for
      * every element the consumer takes */
     if (a->qn <= a->capacity / 2) pthread_cond_signal(&a->work_cv);
     pthread_mutex_unlock(&a->mu);
-    bool ok = !s->failed;
-    if (ok) {
-        memcpy(out, s->out, (size_t)a->cfg.n_out * sizeof *out);
-        tfc_free(s);
-    } else {
-        *st = s->st;
-        slot_free(s, a->cfg.n_out);
-    }
     return ok;
 }
 
@@ -256,12 +253,15 @@ void data_async_free(data_async *a) {
     pthread_cond_broadcast(&a->ready_cv);
     pthread_mutex_unlock(&a->mu);
     for (int i = 0; i < a->n_threads; i++) pthread_join(a->threads[i], NULL);
-    for (int i = 0; i < a->qn; i++) slot_free(a->q[i], a->cfg.n_out);
+    for (int i = 0; i < a->qn; i++)
+        for (int k = 0; k < a->cfg.n_out; k++) tfc_tensor_unref(a->q[i]->out[k]);
     pthread_mutex_destroy(&a->mu);
     pthread_mutex_destroy(&a->in_mu);
     pthread_cond_destroy(&a->work_cv);
     pthread_cond_destroy(&a->ready_cv);
     tfc_free(a->q);
+    tfc_free(a->free_slots);
+    tfc_free(a->slot_mem);
     tfc_free(a->threads);
     tfc_free(a);
 }
