@@ -48,6 +48,22 @@ tfc_tensor *tfc_encode_png(tfc_ctx *ctx, const tfc_tensor *image, int compressio
     return tfc_emit(ctx, "EncodePng", (tfc_tensor *[]){T(image)}, 1, &a, 1, st);
 }
 
+tfc_tensor *tfc_encode_jpeg(tfc_ctx *ctx, const tfc_tensor *image, const tfc_encode_jpeg_attrs *attrs, tfc_status *st) {
+    const tfc_encode_jpeg_attrs d = attrs ? *attrs : (tfc_encode_jpeg_attrs){0};
+    tfc_attr a[9] = {
+        TFC_ATTR_S("format", d.format ? d.format : ""),
+        TFC_ATTR_I("quality", d.quality ? d.quality : 95),
+        TFC_ATTR_B("progressive", d.progressive),
+        TFC_ATTR_B("optimize_size", d.optimize_size),
+        TFC_ATTR_B("chroma_downsampling", !d.no_chroma_downsampling),
+        TFC_ATTR_S("density_unit", d.density_unit ? d.density_unit : "in"),
+        TFC_ATTR_I("x_density", d.x_density ? d.x_density : 300),
+        TFC_ATTR_I("y_density", d.y_density ? d.y_density : 300),
+        TFC_ATTR_S("xmp_metadata", d.xmp_metadata ? d.xmp_metadata : ""),
+    };
+    return tfc_emit(ctx, "EncodeJpeg", (tfc_tensor *[]){T(image)}, 1, a, 9, st);
+}
+
 static tfc_tensor *resize(tfc_ctx *ctx, const char *op, const tfc_tensor *images, int64_t h, int64_t w, bool align,
                           bool half, tfc_status *st) {
     tfc_tensor *size = size_vec(op, h, w, st);

@@ -1,5 +1,5 @@
 /* Image ops (tensorflow/core/ops/image_ops.cc): decoding and encoding (DecodePng, DecodeJpeg, DecodeImage,
- * EncodePng) and resizing (ResizeBilinear, ResizeNearestNeighbor and their *Grad helpers). Messages are
+ * EncodePng, EncodeJpeg) and resizing (ResizeBilinear, ResizeNearestNeighbor and their *Grad helpers). Messages are
  * those of TensorFlow's kernels, which eager users see. Gradients mirror tensorflow/python/ops/image_grad.py. */
 #include <string.h>
 
@@ -61,6 +61,33 @@ static bool encode_png_shape(tfc_shape_ctx *c, tfc_status *st) {
     for (int i = 0; i < s->rank - 3; i++) c->out_shapes[0].dims[i] = s->dims[i];
     return true;
 }
+
+/* EncodeJpeg: image uint8 [height, width, channels] with 1 or 3 channels (as `format` requires). */
+static bool encode_jpeg_shape(tfc_shape_ctx *c, tfc_status *st) {
+    const tfc_shape *s = &c->in_shapes[0];
+    const int64_t q = tfc_attrs_int(c->attrs, "quality", 95);
+    const char *fmt = tfc_attrs_string(c->attrs, "format", "");
+    if (q < 0 || q > 100) return TFC_OP_ERR(c, st, "quality must be in [0,100], got %lld", (long long)q);
+    if (s->rank >= 0 && s->rank != 3) return TFC_OP_ERR(c, st, "image must be 3-dimensional%s", SHP(s));
+    const int64_t ch = s->rank == 3 ? s->dims[2] : -1;
+    if (ch >= 0) {
+        if (!*fmt && ch != 1 && ch != 3) return TFC_OP_ERR(c, st, "image must have 1 or 3 channels, got %s", SHP(s));
+        if (!strcmp(fmt, "grayscale") && ch != 1) return TFC_OP_ERR(c, st, "format grayscale expects 1 channels, got %s", SHP(s));
+        if (!strcmp(fmt, "rgb") && ch != 3) return TFC_OP_ERR(c, st, "format rgb expects 3 channels, got %s", SHP(s));
+    }
+    if (s->rank == 3 && (s->dims[0] > INT32_MAX || s->dims[1] > INT32_MAX))
+        return TFC_OP_ERR(c, st, "image too large to encode: %s", SHP(s));
+    c->out_shapes[0].rank = 0;
+    return true;
+}
+
+const tfc_op_def tfc_op_def_encode_jpeg = {
+    .name = "EncodeJpeg", .inputs = "image: uint8", .outputs = "contents: string",
+    .attrs = "format: {'', 'grayscale', 'rgb'} = '', quality: int = 95, progressive: bool = false, "
+             "optimize_size: bool = false, chroma_downsampling: bool = true, density_unit: {'in', 'cm'} = 'in', "
+             "x_density: int = 300, y_density: int = 300, xmp_metadata: string = ''",
+    .shape = encode_jpeg_shape,
+};
 
 const tfc_op_def tfc_op_def_decode_png = {
     .name = "DecodePng", .inputs = "contents: string", .outputs = "image: dtype",
@@ -230,6 +257,7 @@ const tfc_op_def tfc_op_def_resize_nearest_neighbor_grad = {
 const tfc_op_def *const tfc_ops_image[] = {
     &tfc_op_def_decode_png,       &tfc_op_def_decode_jpeg,
     &tfc_op_def_decode_image,     &tfc_op_def_encode_png,
+    &tfc_op_def_encode_jpeg,
     &tfc_op_def_resize_bilinear,  &tfc_op_def_resize_bilinear_grad,
     &tfc_op_def_resize_nearest_neighbor, &tfc_op_def_resize_nearest_neighbor_grad,
     NULL,

@@ -71,6 +71,9 @@ const op_case op_cases_image[] = {
     {"DecodeImage", "png, 4 channels", 1, {STR(80, PNG_RGB)}, 1, {TFC_ATTR_I("channels", 4)}, .dtype_attr = "dtype"},
     {"EncodePng", "rgb", 1, {IN_RANGE(3, 0, 255, 4, 5, 3)}, .grad = false},
     {"EncodePng", "batch of gray+alpha", 1, {IN_RANGE(5, 0, 255, 2, 1, 3, 2, 2)}, .grad = false},
+    {"EncodeJpeg", "rgb", 1, {{.dtype = TFC_UINT8, .rank = 3, .dims = {9, 17, 3}, .lo = 0, .hi = 255}}, .dtypes = u8},
+    {"EncodeJpeg", "gray, progressive, xmp", 1, {{.dtype = TFC_UINT8, .rank = 3, .dims = {4, 5, 1}, .lo = 0, .hi = 255}}, 3,
+     {TFC_ATTR_B("progressive", true), TFC_ATTR_S("xmp_metadata", "<x/>"), TFC_ATTR_I("quality", 10)}, .dtypes = u8},
     {0},
 };
 
@@ -167,6 +170,18 @@ const bad_case bad_cases_image[] = {
      .dtype = TFC_UINT8, .code = TFC_INVALID_ARGUMENT, .expect = {"compression should be in [-1,9], got 10"}},
     {"EncodePng", "empty image", 1, {IN_RANGE(3, 0, 9, 0, 2, 3)}, .dtype = TFC_UINT8, .code = TFC_INTERNAL,
      .expect = {"PNG encoding failed at the following flattened batch indices: 0"}},
+    {"EncodeJpeg", "rank 2", 1, {IN_RANGE(2, 0, 9, 4, 5)}, .dtype = TFC_UINT8, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"EncodeJpeg", "image must be 3-dimensional[4,5]"}},
+    {"EncodeJpeg", "2 channels", 1, {IN_RANGE(3, 0, 9, 4, 5, 2)}, .dtype = TFC_UINT8, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"image must have 1 or 3 channels, got [4,5,2]"}},
+    {"EncodeJpeg", "grayscale of rgb", 1, {IN_RANGE(3, 0, 9, 4, 5, 3)}, 1, {TFC_ATTR_S("format", "grayscale")},
+     .dtype = TFC_UINT8, .code = TFC_INVALID_ARGUMENT, .expect = {"format grayscale expects 1 channels, got [4,5,3]"}},
+    {"EncodeJpeg", "quality 101", 1, {IN_RANGE(3, 0, 9, 4, 5, 3)}, 1, {TFC_ATTR_I("quality", 101)}, .dtype = TFC_UINT8,
+     .code = TFC_INVALID_ARGUMENT, .expect = {"quality must be in [0,100], got 101"}},
+    {"EncodeJpeg", "density unit", 1, {IN_RANGE(3, 0, 9, 4, 5, 3)}, 1, {TFC_ATTR_S("density_unit", "mm")},
+     .dtype = TFC_UINT8, .code = TFC_INVALID_ARGUMENT, .expect = {"EncodeJpeg", "density_unit", "mm"}},
+    {"EncodeJpeg", "empty", 1, {IN_RANGE(3, 0, 9, 0, 5, 3)}, .dtype = TFC_UINT8, .code = TFC_INTERNAL,
+     .expect = {"EncodeJpeg: JPEG encoding failed"}},
     {"EncodePng", "float image", 1, {IN_T(3, 2, 2, 3)}, .code = TFC_INVALID_ARGUMENT, .expect = {"EncodePng", "float32"}},
     {0},
 };

@@ -1,5 +1,6 @@
 /* tfc — typed wrappers for the image ops: decoding and encoding (TensorFlow's DecodePng, DecodeJpeg,
- * DecodeImage, EncodePng: tf.io.decode_png, decode_jpeg, decode_image, encode_png) and resizing
+ * DecodeImage, EncodePng, EncodeJpeg: tf.io.decode_png, decode_jpeg, decode_image, encode_png, encode_jpeg) and
+ * resizing
  * (ResizeBilinear, ResizeNearestNeighbor: tf.image.resize).
  *
  * Common contract:
@@ -54,6 +55,22 @@ TFC_API tfc_tensor *tfc_decode_image(tfc_ctx *ctx, const tfc_tensor *contents, i
  * compression -1 (zlib's default) to 9. Returns a string tensor of the leading dims (a scalar for one image).
  * INTERNAL when an image has zero height or width (as TensorFlow). */
 TFC_API tfc_tensor *tfc_encode_png(tfc_ctx *ctx, const tfc_tensor *image, int compression, tfc_status *st);
+
+/* EncodeJpeg's attributes; a zeroed struct (or NULL) means TensorFlow's defaults: format "" (from the channel
+ * count), quality 95, baseline, no Huffman optimisation, 4:2:0 chroma subsampling, 300 dpi, no XMP. */
+typedef struct tfc_encode_jpeg_attrs {
+    const char *format;        /* NULL/"", "grayscale" or "rgb" */
+    int quality;               /* 1..100; 0 = 95 */
+    bool progressive, optimize_size, no_chroma_downsampling;
+    const char *density_unit;  /* NULL/"in" or "cm" */
+    int x_density, y_density;  /* 0 = 300 */
+    const char *xmp_metadata;  /* NULL = none */
+} tfc_encode_jpeg_attrs;
+
+/* tf.io.encode_jpeg (EncodeJpeg): image uint8 [height, width, 1 or 3]; a scalar string. INTERNAL when the
+ * image is empty (as TensorFlow). */
+TFC_API tfc_tensor *tfc_encode_jpeg(tfc_ctx *ctx, const tfc_tensor *image, const tfc_encode_jpeg_attrs *attrs,
+                                    tfc_status *st);
 
 typedef enum { TFC_RESIZE_BILINEAR = 0, TFC_RESIZE_NEAREST = 1 } tfc_resize_method;
 

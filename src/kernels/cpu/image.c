@@ -6,6 +6,7 @@ const tfc_kernel_reg tfc_cpu_kernels_image[] = {
     {"DecodeJpeg", tfc_image_decode},
     {"DecodeImage", tfc_image_decode},
     {"EncodePng", tfc_image_encode_png},
+    {"EncodeJpeg", tfc_image_encode_jpeg},
     {"ResizeBilinear", tfc_image_resize_bilinear},
     {"ResizeBilinearGrad", tfc_image_resize_bilinear_grad},
     {"ResizeNearestNeighbor", tfc_image_resize_nearest},

@@ -12,6 +12,7 @@
  * naming the op and what failed, never a crash. */
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jpeglib.h>
@@ -543,5 +544,73 @@ bool tfc_image_encode_png(tfc_kernel_ctx *k, tfc_status *st) {
     if (ok && fl)
         return tfc_status_set(st, TFC_INTERNAL, "EncodePng: PNG encoding failed at the following flattened batch indices: %s",
                               failed);
+    return ok;
+}
+
+/* ---- EncodeJpeg (TensorFlow's jpeg::Compress settings) ------------------------------------------------ */
+
+typedef struct {
+    struct jpeg_compress_struct cinfo;
+    jpeg_err err;
+    unsigned char *out;
+    unsigned long out_len;
+    bool created;
+} jpeg_enc;
+
+static bool jpeg_encode_run(jpeg_enc *e, const tfc_kernel_ctx *k, const unsigned char *img, int64_t h, int64_t w, int c) {
+    struct jpeg_compress_struct *ci = &e->cinfo;
+    ci->err = jpeg_std_error(&e->err.pub);
+    e->err.pub.error_exit = jpeg_on_error;
+    e->err.pub.output_message = jpeg_quiet;
+    if (setjmp(e->err.jmp)) return false;
+    if (h <= 0 || w <= 0 || h * w >= (1LL << 29)) return false;
+    jpeg_create_compress(ci);
+    e->created = true;
+    jpeg_mem_dest(ci, &e->out, &e->out_len);
+    ci->image_width = (JDIMENSION)w;
+    ci->image_height = (JDIMENSION)h;
+    ci->input_components = c;
+    ci->in_color_space = c == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_set_defaults(ci);
+    if (tfc_attrs_bool(k->attrs, "optimize_size", false)) ci->optimize_coding = TRUE;
+    ci->density_unit = !strcmp(tfc_attrs_string(k->attrs, "density_unit", "in"), "cm") ? 2 : 1;
+    ci->X_density = (UINT16)tfc_attrs_int(k->attrs, "x_density", 300);
+    ci->Y_density = (UINT16)tfc_attrs_int(k->attrs, "y_density", 300);
+    jpeg_set_quality(ci, (int)tfc_attrs_int(k->attrs, "quality", 95), TRUE);
+    if (tfc_attrs_bool(k->attrs, "progressive", false)) jpeg_simple_progression(ci);
+    if (!tfc_attrs_bool(k->attrs, "chroma_downsampling", true))
+        for (int i = 0; i < ci->num_components; i++) ci->comp_info[i].h_samp_factor = ci->comp_info[i].v_samp_factor = 1;
+    jpeg_start_compress(ci, TRUE);
+    const char *xmp = tfc_attrs_string(k->attrs, "xmp_metadata", "");
+    if (*xmp) { /* APP1: the XMP namespace, a NUL, the packet */
+        static const char ns[] = "http://ns.adobe.com/xap/1.0/";
+        const size_t nl = sizeof ns, ml = strlen(xmp);
+        if (nl + ml > 65533) jpeg_fail((j_common_ptr)ci, "xmp_metadata too long");
+        JOCTET *pkt = tfc_malloc(nl + ml);
+        if (!pkt) jpeg_fail((j_common_ptr)ci, "out of memory");
+        memcpy(pkt, ns, nl);
+        memcpy(pkt + nl, xmp, ml);
+        jpeg_write_marker(ci, JPEG_APP0 + 1, pkt, (unsigned)(nl + ml));
+        tfc_free(pkt);
+    }
+    while (ci->next_scanline < ci->image_height) {
+        JSAMPROW row = (JSAMPROW)(img + (size_t)ci->next_scanline * (size_t)(w * c));
+        jpeg_write_scanlines(ci, &row, 1);
+    }
+    jpeg_finish_compress(ci);
+    return true;
+}
+
+bool tfc_image_encode_jpeg(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *x = k->in[0];
+    jpeg_enc *e = tfc_calloc(1, sizeof *e);
+    if (!e) return tfc_status_oom(st, "EncodeJpeg", sizeof *e);
+    bool ok = jpeg_encode_run(e, k, x->data, x->shape.dims[0], x->shape.dims[1], (int)x->shape.dims[2]);
+    if (e->created) jpeg_destroy_compress(&e->cinfo);
+    if (ok) ok = tfc_tstring_copy(k->out[0]->data, (const char *)e->out, e->out_len, st);
+    else tfc_status_set(st, TFC_INTERNAL, "EncodeJpeg: JPEG encoding failed%s%s%s", e->err.msg[0] ? " (" : "",
+                        e->err.msg, e->err.msg[0] ? ")" : "");
+    free(e->out); /* allocated by libjpeg's memory destination */
+    tfc_free(e);
     return ok;
 }

@@ -12,5 +12,6 @@ bool tfc_image_resize_nearest_grad(tfc_kernel_ctx *k, tfc_status *st);
  * DecodeImageV2Op (each op decodes PNG and JPEG alike). */
 bool tfc_image_decode(tfc_kernel_ctx *k, tfc_status *st);
 bool tfc_image_encode_png(tfc_kernel_ctx *k, tfc_status *st);
+bool tfc_image_encode_jpeg(tfc_kernel_ctx *k, tfc_status *st);
 
 #endif
