@@ -495,7 +495,11 @@ def reference(class_name, tl, kw, dtype, shapes):
     twin with the same weights runs on transposed inputs, or DepthwiseConv2D is composed from other ops."""
     def direct(ins, training):
         return tl(ins, training=training)
-    if _probe(direct, tl, shapes, dtype):
+    strides = tl.get_config().get("strides", (1, 1))
+    # TensorFlow's CPU depthwise kernels reject unequal strides, except oneDNN's bfloat16 path, which accepts
+    # them and computes wrong values: always compose those.
+    unequal_depthwise = class_name == "DepthwiseConv2D" and strides[0] != strides[1]
+    if not unequal_depthwise and _probe(direct, tl, shapes, dtype):
         return direct, tl
     first = kw.get("data_format") == "channels_first"
     ref, nhwc = tl, shapes
@@ -506,7 +510,7 @@ def reference(class_name, tl, kw, dtype, shapes):
         keras_build(ref, nhwc)
         ref.set_weights(tl.get_weights())
     inner = (lambda x, training: ref(x, training=training))
-    if class_name == "DepthwiseConv2D" and not _probe(inner, ref, nhwc, dtype):
+    if unequal_depthwise or (class_name == "DepthwiseConv2D" and not _probe(inner, ref, nhwc, dtype)):
         inner = _depthwise_composed(ref, nhwc)
     if not first:
         return inner, ref
