@@ -142,7 +142,6 @@ static bool finish_epoch(cache_iter *it, tfc_status *st) {
         for (int64_t k = 0; k < it->acc_n; k++) data_unref_n(it->acc + k * n, n);
         return true;
     }
-    if (!it->f) return true; /* writing was abandoned after an I/O error */
     bool ok = fflush(it->f) == 0 && fsync(fileno(it->f)) == 0;
     if (fclose(it->f) != 0) ok = false;
     it->f = NULL;
@@ -173,10 +172,9 @@ static bool record(cache_iter *it, tfc_tensor **out, tfc_status *st) {
         it->acc_n++;
         return true;
     }
-    if (!it->f) return true;
     it->enc.len = 0;
     if (!data_encode_element(&it->enc, out, n, st) || !write_record(it, it->enc.p, it->enc.len, st)) {
-        abandon_file(it); /* the rest of the epoch passes through uncached */
+        abandon_file(it);
         return false;
     }
     return true;
@@ -226,7 +224,11 @@ static bool cache_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *
             return false;
         }
         if (!record(it, out, st)) {
+            /* a cache missing an element must not be published: the rest of the epoch passes through */
             data_unref_n(out, n);
+            for (int64_t k = 0; k < it->acc_n; k++) data_unref_n(it->acc + k * n, n);
+            it->acc_n = 0;
+            it->mode = MODE_PASS;
             return false;
         }
         return true;
