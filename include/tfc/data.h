@@ -46,7 +46,8 @@
  * 1) and, over windows of 16 elements, measures the fraction of the consumer's time spent waiting for it; above
  * 5% it doubles its parallelism up to the number of cores (or the private_threadpool_size option) and its
  * buffer up to 64 elements (prefetch). A stage whose consumer never waits keeps its settings, so memory stays
- * bounded by these caps.
+ * bounded by these caps. Parallel interleave with TFC_AUTOTUNE reads with one thread per cycle slot up to that
+ * same thread cap; a cycle_length of TFC_AUTOTUNE is the number of cores (as TensorFlow).
  *
  * ERRORS. Constructors: INVALID_ARGUMENT for bad arguments (named and with values, as TensorFlow's messages).
  * tfc_iterator_next: OUT_OF_RANGE "End of sequence" at the end (and again on later calls); the error of the
