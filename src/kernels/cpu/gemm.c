@@ -97,8 +97,8 @@ static void blas_gemm(const tfc_gemm_args *g) {
 
 /* ---- splitting the work ----
  * A unit is a block of rows x columns x k range of the product, computed by isa->serial with its own
- * packing. Units of the k range > 0 write alpha * partial product into private buffers that are added to
- * C afterwards (unit 0 of each block applies beta). */
+ * scratch (a slot: at most one per running thread). Units of the k range > 0 write alpha * partial product
+ * into private buffers that are added to C afterwards (unit 0 of each block applies beta). */
 typedef struct {
     const tfc_gemm_isa *isa;
     tfc_gemm_args g;
@@ -176,17 +176,17 @@ static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t round_up_i64(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : x > hi ? hi : x; }
 
-/* Units for T threads. Rows first (each unit re-packs B, a cost of about 1/rows of its work), then
- * columns; a product with a small output and a long k (a filter gradient: [K, Cout] summed over every
- * pixel) is split along k. Up to 4 units per thread let a thread that gets more of the shared cores take
- * more of the work. */
+/* Units for T threads. A product with a small output and a long k (a filter gradient: [K, Cout] summed
+ * over every pixel) is split along k, into partial outputs of at most 4 MB each; others by rows (sharing
+ * one packed B), then by columns. Up to 4 units per thread let a thread that gets more of the shared cores
+ * take more of the work. */
 static void plan(gemm_job *j, int T) {
     const tfc_gemm_args *g = &j->g;
     const int64_t mr = j->isa->mr, nr = j->isa->nr_max;
     j->um = j->un = j->uk = 1;
     if (T > 1) {
         const int64_t mp = ceil_div(g->m, mr), np = ceil_div(g->n, nr);
-        if (g->k >= 4 * (g->m > g->n ? g->m : g->n) && g->k >= 512 && g->m * g->n <= ((int64_t)1 << 22)) {
+        if (g->k >= 4 * (g->m > g->n ? g->m : g->n) && g->k >= 512 && g->m * g->n <= ((int64_t)1 << 20)) {
             j->uk = clamp64(g->k / 256, 1, 2 * T);
         } else if (mp >= 2 * T) {
             j->um = clamp64(mp / 4, T, 4 * T);
