@@ -27,6 +27,12 @@
     "\x80\xd1\xae\xc1\x4f\x41\xde\x41\xde\x01\x00\x22\xa7\x04\x08\x7f\x21\x74\xac\x00\x00\x00\x00\x49\x45\x4e" \
     "\x44\xae\x42\x60\x82"
 
+/* A 1x1 24-bit BMP holding (30, 20, 10) as BGR. */
+#define BMP_1X1                                                                                            \
+    "\x42\x4d\x3a\x00\x00\x00\x00\x00\x00\x00\x36\x00\x00\x00\x28\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00" \
+    "\x00\x01\x00\x18\x00\x00\x00\x00\x00\x04\x00\x00\x00\x13\x0b\x00\x00\x13\x0b\x00\x00\x00\x00\x00\x00\x00" \
+    "\x00\x00\x00\x0a\x14\x1e\x00"
+
 static const tfc_dtype u8[] = {TFC_UINT8, 0};
 static const tfc_dtype nn_grad_floats[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT16, 0};
 
@@ -69,6 +75,7 @@ const op_case op_cases_image[] = {
      .dtype_attr = "dtype"},
     {"DecodeJpeg", "png content", 1, {STR(80, PNG_RGB)}, 1, {TFC_ATTR_I("channels", 3)}, .dtypes = u8},
     {"DecodeImage", "png, 4 channels", 1, {STR(80, PNG_RGB)}, 1, {TFC_ATTR_I("channels", 4)}, .dtype_attr = "dtype"},
+    {"DecodeImage", "bmp", 1, {STR(58, BMP_1X1)}, 1, {TFC_ATTR_I("channels", 4)}, .dtype_attr = "dtype"},
     {"EncodePng", "rgb", 1, {IN_RANGE(3, 0, 255, 4, 5, 3)}, .grad = false},
     {"EncodePng", "batch of gray+alpha", 1, {IN_RANGE(5, 0, 255, 2, 1, 3, 2, 2)}, .grad = false},
     {"EncodeJpeg", "rgb", 1, {{.dtype = TFC_UINT8, .rank = 3, .dims = {9, 17, 3}, .lo = 0, .hi = 255}}, .dtypes = u8},
@@ -159,6 +166,10 @@ const bad_case bad_cases_image[] = {
     {"DecodeImage", "5 channels", 1, {STR(80, PNG_RGB)}, 1, {TFC_ATTR_I("channels", 5)}, .code = TFC_INVALID_ARGUMENT,
      .expect = {"DecodeImage", "`channels` must be 0, 1, 3 or 4 but got 5"}},
     {"DecodeImage", "gif", 1, {STR(10, "GIF89a\0\0\0\0")}, .code = TFC_UNIMPLEMENTED, .expect = {"DecodeImage", "GIF"}},
+    {"DecodeImage", "bmp size", 1, {STR(57, BMP_1X1)}, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"DecodeImage", "Input size should match (header_size + row_size * abs_height) but they differ by -1"}},
+    {"DecodeImage", "bmp gray", 1, {STR(58, BMP_1X1)}, 1, {TFC_ATTR_I("channels", 1)}, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"`channels` must be 0, 3 or 4 for BMP, but got 1"}},
     {"DecodeImage", "int32 dtype", 1, {STR(80, PNG_RGB)}, 1, {TFC_ATTR_T("dtype", TFC_INT32)},
      .code = TFC_INVALID_ARGUMENT, .expect = {"DecodeImage", "int32"}},
     /* EncodePng */

@@ -133,6 +133,16 @@ static void test_jpeg(void) {
     CHECK(!tfc_decode_png(ctx, j, 4, 0, &st));
     CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
     CHECK(strstr(st.msg, "DecodePng") && strstr(st.msg, "JPEG does not support 4 channels"));
+    /* a 1x1 24-bit BMP: BGR stored, RGB(A) out */
+    static const unsigned char bmp[58] = {0x42, 0x4d, 0x3a, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 0x28, 0, 0, 0, 1, 0, 0, 0,
+                                          1, 0, 0, 0, 1, 0, 0x18, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0x13, 0x0b, 0, 0, 0x13, 0x0b,
+                                          0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 10, 20, 30, 0};
+    tfc_tensor *bt = bytes(bmp, sizeof bmp), *bd = tfc_decode_image(ctx, bt, 4, 0, &st);
+    REQUIRE(bd);
+    const uint8_t *bp = tfc_tensor_data(bd);
+    CHECK(tfc_tensor_dim(bd, 2) == 4 && bp[0] == 30 && bp[1] == 20 && bp[2] == 10 && bp[3] == 255);
+    tfc_tensor_unref(bt);
+    tfc_tensor_unref(bd);
     tfc_tensor *ts[] = {j, a, b, g, half, p};
     for (size_t i = 0; i < 6; i++) tfc_tensor_unref(ts[i]);
 }

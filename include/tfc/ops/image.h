@@ -7,7 +7,7 @@
  *   - Images are [height, width, channels]; batches [batch, height, width, channels]. Decoded pixels are
  *     those of TensorFlow (libpng and libjpeg-turbo run with TensorFlow's settings).
  *   - Every decoder recognises PNG and JPEG by their magic bytes, whatever its name (as TensorFlow).
- *     GIF, BMP and WebP data are UNIMPLEMENTED.
+ *     tfc_decode_image also reads uncompressed BMP files (8, 24, 32 bits). GIF and WebP data are UNIMPLEMENTED.
  *   - Returns a new tensor owned by the caller (or by the current scope), or NULL with st set:
  *       INVALID_ARGUMENT   undecodable or empty data ("DecodePng: Invalid PNG data, size 120"), bad channels,
  *                          ranks, sizes or attrs; the message names the op (a dataset adds the file name)
@@ -46,7 +46,7 @@ typedef struct tfc_decode_jpeg_attrs {
 TFC_API tfc_tensor *tfc_decode_jpeg(tfc_ctx *ctx, const tfc_tensor *contents, const tfc_decode_jpeg_attrs *attrs,
                                     tfc_status *st);
 
-/* tf.io.decode_image (DecodeImage) for PNG and JPEG: dtype TFC_UINT8 (0), TFC_UINT16 or TFC_FLOAT (scaled to
+/* tf.io.decode_image (DecodeImage) for PNG, JPEG and BMP: dtype TFC_UINT8 (0), TFC_UINT16 or TFC_FLOAT (scaled to
  * [0, 1]). Returns [height, width, channels]. */
 TFC_API tfc_tensor *tfc_decode_image(tfc_ctx *ctx, const tfc_tensor *contents, int channels, tfc_dtype dtype,
                                      tfc_status *st);

@@ -6,7 +6,8 @@
  *     v * 257, RGB->gray with libpng's 0.299/0.587 weights), so the pixels are bit-identical;
  *   - JPEG: libjpeg with TensorFlow's flags (IFAST DCT unless DecodeJpeg asks INTEGER_ACCURATE, fancy
  *     upsampling, 1/ratio scaling), CMYK converted to RGB, truncated data recovered only on request;
- *   - uint16 output of 8-bit data is v * 256 for JPEG, float output v * (1/255) or v * (1/65535).
+ *   - uint16 output of 8-bit data is v * 256 for JPEG and BMP, float output v * (1/255) or v * (1/65535);
+ *   - BMP (DecodeImage only): TensorFlow's reader of uncompressed 8-, 24- and 32-bit files.
  * libpng and libjpeg report errors by longjmp: every decoder keeps its state in a struct reached through a
  * pointer, so nothing the setjmp function reads is clobbered, and corrupt data yields INVALID_ARGUMENT
  * naming the op and what failed, never a crash. */
@@ -416,6 +417,65 @@ static bool decode_jpeg(tfc_kernel_ctx *k, const unsigned char *data, size_t n, 
     return ok;
 }
 
+/* ---- BMP: TensorFlow's reader of uncompressed 8/24/32-bit files (DecodeImage only) ------------------- */
+
+static int32_t le32(const unsigned char *p) { return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24); }
+
+static bool decode_bmp(tfc_kernel_ctx *k, const unsigned char *d, size_t n, int channels, tfc_dtype dt, tfc_status *st) {
+    const char *op = k->op->name;
+    if (channels == 1)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: `channels` must be 0, 3 or 4 for BMP, but got 1", op);
+    if (strcmp(op, "DecodeImage"))
+        return bad(k, st, "Trying to decode BMP format using a wrong op. Use `decode_bmp` or `decode_image` instead. Op used: %s", op);
+    if (n < 32)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: Incomplete bmp content, requires at least 32 bytes to find the header size, width, "
+                              "height, and bpp, got %zu bytes", op, n);
+    const int32_t header = le32(d + 10), width = le32(d + 18), height = le32(d + 22);
+    const int bpp = (int16_t)(d[28] | d[29] << 8), img_c = bpp / 8;
+    if (img_c != 1 && img_c != 3 && img_c != 4)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: Number of channels inherent in the image must be 1, 3 or 4, was %d", op, img_c);
+    const int out_c = channels ? channels : img_c;
+    if (width <= 0) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: Width must be positive", op);
+    if (height == 0) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: Height must be nonzero", op);
+    if (header < 0) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: header size must be nonnegative", op);
+    const int64_t h = height < 0 ? -(int64_t)height : height;
+    if ((int64_t)width * h >= INT32_MAX / 8)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: Total possible pixel bytes must be less than 2^30", op);
+    const int64_t row = ((int64_t)img_c * width + 3) / 4 * 4;
+    const int64_t diff = (int64_t)n - header - row * h;
+    if (diff != 0)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: Input size should match (header_size + row_size * abs_height) but they differ by %lld",
+                              op, (long long)diff);
+    if (!tfc_kernel_alloc_output(k, 0, (int64_t[]){h, width, out_c}, 3, st)) return false;
+    const unsigned char *px = d + header;
+    const int64_t cnt = h * width * out_c;
+    unsigned char *out = dt == TFC_UINT8 ? k->out[0]->data : tfc_malloc((size_t)cnt);
+    if (!out) return tfc_status_oom(st, op, (size_t)cnt);
+    for (int64_t y = 0; y < h; y++) {
+        const unsigned char *src = px + (height < 0 ? y : h - 1 - y) * row; /* bottom-up unless height < 0 */
+        unsigned char *dst = out + y * width * out_c;
+        for (int64_t x = 0; x < width; x++, src += img_c, dst += out_c) {
+            if (img_c == 1) {
+                for (int c = 0; c < (out_c == 1 ? 1 : 3); c++) dst[c] = src[0];
+            } else { /* BGR(A) -> RGB(A) */
+                dst[0] = src[2], dst[1] = src[1], dst[2] = src[0];
+            }
+            if (out_c == 4) dst[3] = img_c == 4 ? src[3] : 255;
+        }
+    }
+    if (dt == TFC_UINT16) {
+        for (int64_t i = 0; i < cnt; i++) ((uint16_t *)k->out[0]->data)[i] = (uint16_t)(out[i] * 256u);
+    } else if (dt == TFC_FLOAT) {
+        const float scale = (float)(1.0 / 255.0);
+        for (int64_t i = 0; i < cnt; i++) ((float *)k->out[0]->data)[i] = (float)out[i] * scale;
+    }
+    if (dt != TFC_UINT8) tfc_free(out);
+    return true;
+}
+
 /* ---- the decode kernel ----------------------------------------------------------------------------- */
 
 bool tfc_image_decode(tfc_kernel_ctx *k, tfc_status *st) {
@@ -435,10 +495,7 @@ bool tfc_image_decode(tfc_kernel_ctx *k, tfc_status *st) {
     case FMT_PNG: return decode_png(k, data, n, channels, dt, st);
     case FMT_GIF:
         return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: GIF images are not supported by tfc (built without giflib)", op);
-    case FMT_BMP:
-        if (strcmp(op, "DecodeImage"))
-            return bad(k, st, "Trying to decode BMP format using a wrong op. Use `decode_bmp` or `decode_image` instead. Op used: %s", op);
-        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: BMP images are not supported by tfc", op);
+    case FMT_BMP: return decode_bmp(k, data, n, channels, dt, st);
     case FMT_WEBP: return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: WebP images are not supported by tfc", op);
     default: return bad(k, st, "Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required.%s", "");
     }
