@@ -110,10 +110,10 @@ static void run_isa(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool
  * past it), strides, row dilation, output channel counts around the tile widths, pixel counts that end in a
  * partial tile. */
 static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                       int64_t dh, int64_t cout, tfc_threadpool *pool, const char *isa) {
+                       int64_t dh, int64_t cout, bool flip, tfc_threadpool *pool, const char *isa) {
     const int64_t oh = (hp - (kh - 1) * dh - 1) / sh + 1, ow = (wp - kw) / sw + 1, P = n * oh * ow, K = kh * kw * c;
     tfc_gemm_conv cv = {.hp = hp, .wp = wp, .c = c, .sh = sh, .sw = sw, .n = n, .oh = oh, .ow = ow, .kh = kh,
-                        .kwc = kw * c, .seg = dh * wp * c, .cout = cout};
+                        .kwc = kw * c, .seg = dh * wp * c, .cout = cout, .flip = flip};
     /* the filter gradient may read a little past the input: exactly as far as tfc_sgemm_conv_reach says */
     int64_t len = n * hp * wp * c, reach = (int64_t)tfc_sgemm_conv_reach(&cv), alloc = reach > len ? reach : len;
     float *x = malloc((size_t)alloc * sizeof(float)), *f = malloc((size_t)(K * cout) * sizeof(float));
@@ -126,7 +126,7 @@ static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh,
     cv.x = x, cv.f = f, cv.y = y;
     bool ok = tfc_sgemm_conv(&cv, pool);
     CHECK(ok == (strcmp(isa, "blas") != 0));
-    CHECK(tfc_sgemm_conv_bwd_filter(&cv, dy, df, pool) == ok);
+    CHECK(tfc_sgemm_conv_bwd_filter(&cv, dy, df, pool) == ok); /* (flip does not apply to it) */
     /* df[(i, j), o] = sum_q x[base(q) + i * seg + j] dy[q, o] */
     for (int64_t i = 0; i < kh && ok; i++)
         for (int64_t j = 0; j < kw * c && ok; j++)
@@ -153,7 +153,10 @@ static bool check_conv(int64_t n, int64_t hp, int64_t wp, int64_t c, int64_t kh,
             double s = 0, sa = 0;
             for (int64_t i = 0; i < kh; i++)
                 for (int64_t j = 0; j < kw * c; j++) {
-                    double v = (double)x[((b * hp + r * sh + i * dh) * wp + col * sw) * c + j] * f[(i * kw * c + j) * cout + o];
+                    /* flip: f is [kh, kw, cout, c], used flipped with its channel dims swapped */
+                    const int64_t w = j / c, ci = j % c;
+                    const float fv = flip ? f[(((kh - 1 - i) * kw + (kw - 1 - w)) * cout + o) * c + ci] : f[(i * kw * c + j) * cout + o];
+                    double v = (double)x[((b * hp + r * sh + i * dh) * wp + col * sw) * c + j] * fv;
                     s += v;
                     sa += fabs(v);
                 }
@@ -179,14 +182,16 @@ static void run_conv(const char *isa, tfc_threadpool *pool2, tfc_threadpool *poo
     if (!tfc_sgemm_force_isa(isa)) return;
     tfc_threadpool *pools[] = {NULL, pool2, pool3};
     static const int64_t couts[] = {1, 5, 12, 16, 17, 31, 32, 33, 40, 64, 70};
-    bool ok = check_conv(2, 13, 13, 32, 3, 3, 1, 1, 1, 64, pool2, isa) && /* the demo's second layer, batch 2 */
-              check_conv(3, 28, 28, 1, 3, 3, 1, 1, 1, 32, pool3, isa) &&  /* its first */
-              check_conv(9, 12, 12, 24, 3, 3, 1, 1, 1, 20, pool2, isa);  /* long enough to split the gradient */
+    bool ok = check_conv(2, 13, 13, 32, 3, 3, 1, 1, 1, 64, false, pool2, isa) && /* the demo's second layer, batch 2 */
+              check_conv(3, 28, 28, 1, 3, 3, 1, 1, 1, 32, false, pool3, isa) &&  /* its first */
+              check_conv(9, 12, 12, 24, 3, 3, 1, 1, 1, 20, false, pool2, isa) && /* long enough to split the gradient */
+              check_conv(2, 6, 6, 64, 3, 3, 1, 1, 1, 300, false, NULL, isa) &&   /* filter beyond L2: blocked */
+              check_conv(2, 7, 8, 40, 3, 3, 1, 1, 1, 70, true, pool2, isa);      /* a backprop-input filter */
     for (int r = 0; r < 30 && ok; r++) {
         int64_t kh = 1 + next_u32() % 4, kw = 1 + next_u32() % 4, sh = 1 + next_u32() % 2, sw = 1 + next_u32() % 3;
         int64_t dh = 1 + next_u32() % 2, c = 1 + next_u32() % 20, cout = couts[next_u32() % 11];
         int64_t hp = (kh - 1) * dh + 1 + next_u32() % 9, wp = kw + next_u32() % 17, n = 1 + next_u32() % 3;
-        ok = check_conv(n, hp, wp, c, kh, kw, sh, sw, dh, cout, pools[r % 3], isa);
+        ok = check_conv(n, hp, wp, c, kh, kw, sh, sw, dh, cout, r % 4 == 3, pools[r % 3], isa);
     }
     printf("gemm conv: %s %s\n", isa, ok ? "ok" : "FAILED");
 }

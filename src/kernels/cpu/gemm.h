@@ -51,6 +51,9 @@ typedef struct tfc_gemm_conv {
     const float *f;
     int64_t cout;
     float *y;
+    /* f is instead the filter of the convolution whose input gradient this is, [kh, kw, cout, c]: the one used
+     * is it flipped in both spatial dims with its channel dims swapped (kwc = kw * c) */
+    bool flip;
 } tfc_gemm_conv;
 
 /* Computes the convolution above on `pool`. False, with nothing written, when tfc_sgemm runs on cblas
