@@ -58,28 +58,67 @@ static inline float ld_int(int64_t v) { return (float)v; }
 static inline float ld_half(tfc_half v) { return tfc_half_to_float(v); }
 static inline float ld_bf16(tfc_bfloat16 v) { return tfc_bfloat16_to_float(v); }
 
+/* With the same float expressions as TensorFlow (so the results are identical). When upscaling, rows are
+ * computed in two steps: each input row that an output row needs is interpolated horizontally once into a
+ * scratch row, top = left + (right - left) * x_lerp, and reused by the next output rows that share it; the
+ * output row is then top + (bottom - top) * y_lerp, a contiguous loop the compiler vectorises. Otherwise no
+ * row is reused and the direct form is faster. */
 #define BILINEAR_DEFINE(SFX, T, LOAD)                                                                  \
-    static void bilinear_rows_##SFX(void *arg, int64_t begin, int64_t end) {                          \
-        const bilinear_job *j = arg;                                                                  \
-        const int64_t C = j->ch, IW = j->iw;                                                          \
-        for (int64_t r = begin; r < end; r++) {                                                       \
-            const int64_t b = r / j->oh, y = r % j->oh;                                               \
-            const T *img = (const T *)j->in + b * j->ih * IW * C;                                     \
-            const T *top = img + j->ys[y].lo * IW * C, *bot = img + j->ys[y].hi * IW * C;             \
-            const float yl = j->ys[y].lerp;                                                           \
-            float *restrict o = j->out + r * j->ow * C;                                               \
-            for (int64_t x = 0; x < j->ow; x++, o += C) {                                             \
-                const int64_t l = j->xs[x].lo * C, rt = j->xs[x].hi * C;                              \
-                const float xl = j->xs[x].lerp;                                                       \
-                for (int64_t c = 0; c < C; c++) {                                                     \
-                    const float tl = LOAD(top[l + c]), tr = LOAD(top[rt + c]);                        \
-                    const float bl = LOAD(bot[l + c]), br = LOAD(bot[rt + c]);                        \
-                    const float t = tl + (tr - tl) * xl;                                              \
-                    const float bo = bl + (br - bl) * xl;                                             \
-                    o[c] = t + (bo - t) * yl;                                                         \
-                }                                                                                     \
+    static void hrow_##SFX(const T *restrict src, const interp *xs, int64_t ow, int64_t C, float *restrict h) { \
+        for (int64_t x = 0; x < ow; x++, h += C) {                                                    \
+            const T *l = src + xs[x].lo * C, *r = src + xs[x].hi * C;                                 \
+            const float xl = xs[x].lerp;                                                              \
+            for (int64_t c = 0; c < C; c++) {                                                         \
+                const float a = LOAD(l[c]), b = LOAD(r[c]);                                           \
+                h[c] = a + (b - a) * xl;                                                              \
             }                                                                                         \
         }                                                                                             \
+    }                                                                                                 \
+    static void bilinear_rows_##SFX(void *arg, int64_t begin, int64_t end) {                          \
+        const bilinear_job *j = arg;                                                                  \
+        const int64_t C = j->ch, IW = j->iw, n = j->ow * C;                                           \
+        float *buf = j->oh > j->ih ? tfc_malloc((size_t)(2 * n) * sizeof(float)) : NULL;              \
+        if (!buf) { /* not upscaling (no row is reused), or no scratch: the direct form, same values */ \
+            for (int64_t r = begin; r < end; r++) {                                                   \
+                const int64_t b = r / j->oh, y = r % j->oh;                                           \
+                const T *img = (const T *)j->in + b * j->ih * IW * C;                                 \
+                const T *top = img + j->ys[y].lo * IW * C, *bot = img + j->ys[y].hi * IW * C;         \
+                float *o = j->out + r * n, t, bo;                                                     \
+                for (int64_t x = 0; x < j->ow; x++)                                                   \
+                    for (int64_t c = 0; c < C; c++) {                                                 \
+                        const int64_t l = j->xs[x].lo * C + c, rr = j->xs[x].hi * C + c;              \
+                        const float xl = j->xs[x].lerp;                                               \
+                        t = LOAD(top[l]) + (LOAD(top[rr]) - LOAD(top[l])) * xl;                       \
+                        bo = LOAD(bot[l]) + (LOAD(bot[rr]) - LOAD(bot[l])) * xl;                      \
+                        o[x * C + c] = t + (bo - t) * j->ys[y].lerp;                                  \
+                    }                                                                                 \
+            }                                                                                         \
+            return;                                                                                   \
+        }                                                                                             \
+        float *hr[2] = {buf, buf + n};                                                                \
+        int64_t held[2] = {-1, -1}; /* the input rows (batch * ih + row) the scratch rows hold */     \
+        for (int64_t r = begin; r < end; r++) {                                                       \
+            const int64_t b = r / j->oh, y = r % j->oh;                                               \
+            const int64_t want[2] = {b * j->ih + j->ys[y].lo, b * j->ih + j->ys[y].hi};               \
+            int s0 = held[0] == want[0] ? 0 : held[1] == want[0] ? 1 : -1;                            \
+            if (s0 < 0) { /* keep a held copy of the bottom row if there is one */                    \
+                s0 = held[0] == want[1] ? 1 : 0;                                                      \
+                hrow_##SFX((const T *)j->in + want[0] * IW * C, j->xs, j->ow, C, hr[s0]);             \
+                held[s0] = want[0];                                                                   \
+            }                                                                                         \
+            int s1 = held[s0] == want[1] ? s0 : held[1 - s0] == want[1] ? 1 - s0 : -1;                \
+            if (s1 < 0) {                                                                             \
+                s1 = 1 - s0;                                                                          \
+                hrow_##SFX((const T *)j->in + want[1] * IW * C, j->xs, j->ow, C, hr[s1]);             \
+                held[s1] = want[1];                                                                   \
+            }                                                                                         \
+            float *rows[2] = {hr[s0], hr[s1]};                                                        \
+            const float yl = j->ys[y].lerp;                                                           \
+            const float *restrict t = rows[0], *restrict bo = rows[1];                                \
+            float *restrict o = j->out + r * n;                                                       \
+            for (int64_t i = 0; i < n; i++) o[i] = t[i] + (bo[i] - t[i]) * yl;                        \
+        }                                                                                             \
+        tfc_free(buf);                                                                                \
     }
 
 BILINEAR_DEFINE(f32, float, ld_f32)
