@@ -118,12 +118,11 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
     return ok;
 }
 
-/* The filter gradient with each pixel's receptive field read from the (padded) input. Its row tiles lie
- * within one filter row (kw * c floats), so a few channels would waste most of each tile: those keep
- * im2col. */
+/* The filter gradient with each pixel's receptive field read from the (padded) input (row tiles lie within
+ * one filter row of kw * c floats; 4-row tiles for a one-channel image's 3). */
 static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
                                     float *df) {
-    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1 || g->k_w * g->in_c < 16) return false;
+    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1) return false;
     const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;
     tfc_gemm_conv cv = {.hp = hp, .wp = wp, .c = g->in_c, .sh = g->stride_h, .sw = g->stride_w, .n = g->batch,
                         .oh = g->out_h, .ow = g->out_w, .kh = g->k_h, .kwc = g->k_w * g->in_c,

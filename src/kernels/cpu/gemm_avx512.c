@@ -1,7 +1,7 @@
 /* tfc_sgemm's AVX-512 kernels (14x32 tiles; 14x16 for products of at most 16 columns): 28 of the 32 zmm
  * registers accumulate, B rows are two vector loads and A values are broadcast from memory. The implicit
  * convolutions use 12x32 / 12x16 tiles: with a pointer per row, 14 rows would run out of general registers
- * (spilled B vectors measured 30% slower). GCC on x86-64 only; elsewhere the table is empty (name NULL). */
+ * (spilled B vectors measured 30% slower); filter gradients of filter rows of at most 4 values use 4x32. GCC on x86-64 only; elsewhere the table is empty (name NULL). */
 #include "kernels/cpu/gemm.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -22,6 +22,7 @@
 #define GEMM_PTRS_WIDE_NV 2
 #define GEMM_PTRS_NARROW_MR 12
 #define GEMM_PTRS_NARROW_NV 1
+#define GEMM_PTRS_SMALL_MR 4
 #define GEMM_TABLE tfc_gemm_avx512
 #define GEMM_NAME "avx512"
 #include "kernels/cpu/gemm_kern.inc"
