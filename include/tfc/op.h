@@ -76,7 +76,11 @@ typedef struct tfc_grad_ctx {
     tfc_tensor *const *out;
     tfc_tensor *const *dy;
     tfc_tensor **dx;
+    /* need_dx[i] false: no gradient of input i is wanted (it is not on a path from a source), so the
+     * function may skip computing it (TensorFlow's skip_input_indices). NULL means all are wanted. */
+    const bool *need_dx;
 } tfc_grad_ctx;
+#define TFC_GRAD_NEEDS(g, i) (!(g)->need_dx || (g)->need_dx[i])
 typedef bool (*tfc_grad_fn)(tfc_grad_ctx *g, tfc_status *st);
 
 struct tfc_op_def {

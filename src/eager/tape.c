@@ -247,7 +247,7 @@ static bool accumulate(tfc_ctx *ctx, idmap *grads, uint64_t key, tfc_tensor *g, 
     return idmap_put(grads, key, g) || tfc_status_oom(st, "gradient", 0);
 }
 
-static bool run_entry(tfc_ctx *ctx, entry *e, idmap *grads, tfc_status *st) {
+static bool run_entry(tfc_ctx *ctx, entry *e, idmap *grads, const idmap *reach, tfc_status *st) {
     tfc_tensor *dy[TFC_MAX_IO], *dx[TFC_MAX_IO];
     bool any = false;
     for (int i = 0; i < e->n_out; i++) {
@@ -264,8 +264,10 @@ static bool run_entry(tfc_ctx *ctx, entry *e, idmap *grads, tfc_status *st) {
         if (!e->op->def->grad)
             return tfc_status_set(st, TFC_NOT_FOUND, "No gradient defined for operation '%s' (op type: %s)",
                                   e->op->def->name, e->op->def->name);
+        bool need[TFC_MAX_IO];
+        for (int i = 0; i < e->n_in; i++) need[i] = differentiable(e->in[i]) && idmap_has(reach, tfc_tensor_key(e->in[i]));
         tfc_grad_ctx g = {.ctx = ctx, .op = e->op->def, .attrs = e->attrs, .n_in = e->n_in, .in = e->in,
-                          .n_out = e->n_out, .out = e->out, .dy = dy, .dx = dx};
+                          .n_out = e->n_out, .out = e->out, .dy = dy, .dx = dx, .need_dx = need};
         if (!e->op->def->grad(&g, st)) return false;
     }
     for (int i = 0; i < e->n_in; i++)
@@ -318,7 +320,7 @@ bool tfc_tape_gradient_n(tfc_tape *t, tfc_tensor *const *targets, int n_targets,
         ok = g && accumulate(ctx, &grads, tfc_tensor_key(targets[i]), g, st);
     }
     for (int64_t i = t->n_entries - 1; i >= 0 && ok; i--)
-        if (relevant[i]) ok = run_entry(ctx, &t->entries[i], &grads, st);
+        if (relevant[i]) ok = run_entry(ctx, &t->entries[i], &grads, &reach, st);
     tfc_free(relevant);
     if (ok) {
         for (int i = 0; i < n_src && ok; i++) {

@@ -440,8 +440,9 @@ static const conv_family *fam_of(const tfc_grad_ctx *g) {
 static bool conv_grad(tfc_grad_ctx *g, tfc_status *st) {
     const conv_family *f = fam_of(g);
     tfc_tensor *x = g->in[0], *w = g->in[1], *dy = g->dy[0];
-    return (g->dx[0] = emit_with_shape(g, f->bin, true, x, w, dy, conv_attrs, st)) &&
-           (g->dx[1] = emit_with_shape(g, f->bfil, false, w, x, dy, conv_attrs, st));
+    /* The first layer's input needs no gradient: skipping its backprop-input saves a full convolution. */
+    if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = emit_with_shape(g, f->bin, true, x, w, dy, conv_attrs, st))) return false;
+    return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = emit_with_shape(g, f->bfil, false, w, x, dy, conv_attrs, st));
 }
 
 /* dx = backprop_input(sizes, f, dy) is linear in f and dy:

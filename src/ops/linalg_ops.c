@@ -77,8 +77,8 @@ static bool matmul_grad(tfc_grad_ctx *g, tfc_status *st) {
     }
     tfc_attr aa[2] = {TFC_ATTR_B("transpose_a", ga_t[0]), TFC_ATTR_B("transpose_b", ga_t[1])};
     tfc_attr ab[2] = {TFC_ATTR_B("transpose_a", gb_t[0]), TFC_ATTR_B("transpose_b", gb_t[1])};
-    return (g->dx[0] = tfc_emit(g->ctx, "MatMul", ga_in, 2, aa, 2, st)) &&
-           (g->dx[1] = tfc_emit(g->ctx, "MatMul", gb_in, 2, ab, 2, st));
+    if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = tfc_emit(g->ctx, "MatMul", ga_in, 2, aa, 2, st))) return false;
+    return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = tfc_emit(g->ctx, "MatMul", gb_in, 2, ab, 2, st));
 }
 
 /* _BatchMatMulV2Grad: as MatMul per batch, then the broadcast batch dims are summed away. */
