@@ -10,5 +10,6 @@
 #include "tfc/keras/model.h"
 #include "tfc/keras/callbacks.h"
 #include "tfc/keras/datasets.h"
+#include "tfc/keras/dataset_utils.h"
 
 #endif
