@@ -119,8 +119,64 @@ def image_shape(rng, fmt, batch, h, w, c):
 # options: inputs="int:<n>" for integer inputs in [0, n); training=(False,) or (False, True); tol=...;
 # a single input shape is a tuple, several are a list of tuples.
 
+INITIALIZERS = ["glorot_uniform", "glorot_normal", "he_uniform", "he_normal", "lecun_uniform", "lecun_normal",
+                "zeros", "ones", "orthogonal"]
+
+
+def rand_initializer(rng, matrix):
+    """An initializer argument as a user writes it: a name, or a serialized object with parameters
+    (orthogonal only for kernels: Keras rejects it for 1-D weights)."""
+    r = rng.random()
+    if r < 0.5:
+        return pick(rng, INITIALIZERS if matrix else INITIALIZERS[:-1])
+    if r < 0.65:
+        return {"class_name": "RandomNormal", "config": {"mean": float(np.round(rng.uniform(-1, 1), 2)),
+                                                         "stddev": float(np.round(rng.uniform(0.01, 1), 3)),
+                                                         "seed": int(rng.integers(0, 100))}}
+    if r < 0.8:
+        return {"class_name": "VarianceScaling", "config": {"scale": float(np.round(rng.uniform(0.5, 3), 2)),
+                                                            "mode": pick(rng, ["fan_in", "fan_out", "fan_avg"]),
+                                                            "distribution": pick(rng, ["truncated_normal",
+                                                                                       "untruncated_normal",
+                                                                                       "uniform"]),
+                                                            "seed": None}}
+    if r < 0.9:
+        return {"class_name": "Constant", "config": {"value": float(np.round(rng.uniform(-1, 1), 3))}}
+    return {"class_name": "RandomUniform", "config": {"minval": -0.3, "maxval": 0.2, "seed": None}}
+
+
+def rand_regularizer(rng):
+    r = rng.random()
+    if r < 0.3:
+        return pick(rng, ["l1", "l2"])
+    if r < 0.6:
+        return {"class_name": "L2", "config": {"l2": float(np.round(rng.uniform(0.001, 0.1), 4))}}
+    return {"class_name": "L1L2", "config": {"l1": float(np.round(rng.uniform(0, 0.1), 4)),
+                                             "l2": float(np.round(rng.uniform(0, 0.1), 4))}}
+
+
+def for_dtype(kw, dtype):
+    """TensorFlow's orthogonal initializer needs Qr, which has no bfloat16 kernel."""
+    if dtype != "bfloat16":
+        return kw
+    return {k: ("glorot_uniform" if v == "orthogonal" else v) for k, v in kw.items()}
+
+
+def add_init_reg(rng, kw, inits, regs):
+    """Random initializer / regularizer arguments (kept by get_config; regularizers add layer.losses)."""
+    for k in inits:
+        if rand_bool(rng, 0.3):
+            kw[k] = rand_initializer(rng, k in ("kernel_initializer", "depthwise_initializer",
+                                                "embeddings_initializer"))
+    for k in regs:
+        if rand_bool(rng, 0.2):
+            kw[k] = rand_regularizer(rng)
+
+
 def case_dense(rng):
     kw = {"units": int(rng.integers(1, 7))}
+    add_init_reg(rng, kw, ["kernel_initializer", "bias_initializer"],
+                 ["kernel_regularizer", "bias_regularizer", "activity_regularizer"])
     if rand_bool(rng):
         kw["activation"] = pick(rng, ["relu", "tanh", "sigmoid", "linear", "softmax", "elu"])
     if rand_bool(rng, 0.3):
@@ -157,6 +213,8 @@ def _conv_common(rng, kw, depthwise):
 
 def case_conv2d(rng):
     kw = {"filters": int(rng.integers(1, 5))}
+    add_init_reg(rng, kw, ["kernel_initializer", "bias_initializer"],
+                 ["kernel_regularizer", "bias_regularizer", "activity_regularizer"])
     fmt, h, w = _conv_common(rng, kw, False)
     c = int(rng.integers(1, 4))
     if rand_bool(rng, 0.25):
@@ -169,6 +227,8 @@ def case_conv2d(rng):
 
 def case_depthwise_conv2d(rng):
     kw = {}
+    add_init_reg(rng, kw, ["depthwise_initializer", "bias_initializer"],
+                 ["depthwise_regularizer", "bias_regularizer", "activity_regularizer"])
     fmt, h, w = _conv_common(rng, kw, True)
     if rand_bool(rng):
         kw["depth_multiplier"] = int(rng.integers(1, 4))
@@ -309,6 +369,8 @@ def norm_grad_scale(epsilon):
 def case_batch_normalization(rng):
     rank = pick(rng, [2, 3, 4, 4])
     kw = {}
+    add_init_reg(rng, kw, ["beta_initializer", "gamma_initializer", "moving_mean_initializer",
+                           "moving_variance_initializer"], ["beta_regularizer", "gamma_regularizer"])
     axis = -1
     if rand_bool(rng, 0.5):
         axis = kw["axis"] = int(pick(rng, [a for a in range(-rank, rank) if a not in (0, -rank)]))
@@ -328,6 +390,7 @@ def case_batch_normalization(rng):
 def case_layer_normalization(rng):
     rank = int(rng.integers(2, 5))
     kw = {}
+    add_init_reg(rng, kw, ["beta_initializer", "gamma_initializer"], ["beta_regularizer", "gamma_regularizer"])
     if rand_bool(rng, 0.6):
         axes = [a for a in range(1, rank) if rand_bool(rng)] or [rank - 1]
         if len(axes) == 1 and rand_bool(rng):
@@ -346,6 +409,7 @@ def case_layer_normalization(rng):
 
 def case_embedding(rng):
     kw = {"input_dim": int(rng.integers(1, 10)), "output_dim": int(rng.integers(1, 6))}
+    add_init_reg(rng, kw, ["embeddings_initializer"], ["embeddings_regularizer", "activity_regularizer"])
     rank = int(rng.integers(1, 4))
     shape = tuple(int(rng.integers(1, 5)) for _ in range(rank))
     if rank == 2 and rand_bool(rng, 0.3):
@@ -500,7 +564,8 @@ def _depthwise_composed(tl, shape_nhwc):
 
 
 def reference(class_name, tl, kw, dtype, shapes):
-    """(fwd, layer) computing tf_keras's result, layer holding the trainable weights. TensorFlow's CPU kernels
+    """(fwd, layer, direct) computing tf_keras's result, layer holding the trainable weights, direct when fwd is
+    the layer's own call. TensorFlow's CPU kernels
     lack some cases (NCHW float64 Conv2D, NCHW MaxPoolGrad, unequal depthwise strides): then a channels_last
     twin with the same weights runs on transposed inputs, or DepthwiseConv2D is composed from other ops."""
     def direct(ins, training):
@@ -510,7 +575,7 @@ def reference(class_name, tl, kw, dtype, shapes):
     # them and computes wrong values: always compose those.
     unequal_depthwise = class_name == "DepthwiseConv2D" and strides[0] != strides[1]
     if not unequal_depthwise and _probe(direct, tl, shapes, dtype):
-        return direct, tl
+        return direct, tl, True
     first = kw.get("data_format") == "channels_first"
     ref, nhwc = tl, shapes
     if first:
@@ -523,12 +588,12 @@ def reference(class_name, tl, kw, dtype, shapes):
     if unequal_depthwise or (class_name == "DepthwiseConv2D" and not _probe(inner, ref, nhwc, dtype)):
         inner = _depthwise_composed(ref, nhwc)
     if not first:
-        return inner, ref
+        return inner, ref, False
 
     def fwd(x, training):
         y = inner(tf.transpose(x, (0, 2, 3, 1)), training)
         return tf.transpose(y, (0, 3, 1, 2)) if y.shape.rank == 4 else y
-    return fwd, ref
+    return fwd, ref, False
 
 
 def run_tfc(layer, xs, multi, training, og):
@@ -556,7 +621,7 @@ class Truth:
             t64 = getattr(tf_keras.layers, class_name)(dtype="float64", **kw)
             keras_build(t64, shapes)
             t64.set_weights([np.asarray(w, np.float64) for w in weights])
-            fwd, ref = reference(class_name, t64, kw, "float64", shapes)
+            fwd, ref, _ = reference(class_name, t64, kw, "float64", shapes)
             xs64 = [x if x.dtype.kind in "iu" else np.asarray(x, np.float64) for x in xs]
             y, _, grads, _ = run_tf(fwd, ref, xs64, multi, training, None, og=np.asarray(og, np.float64))
             self.value = [y] + grads
@@ -583,6 +648,7 @@ def close_or_as_accurate(got, want, rtol, atol, msg, dtype, truth, index):
 def check_layer(class_name, kw, shapes, dtype, rng, opts):
     """One random case: tf_keras layer from kw, tfc layer from its get_config(), same weights; outputs,
     gradients, weights after each call and the built config must agree."""
+    kw = for_dtype(kw, dtype)
     what = "%s(%s) dtype=%s input %s" % (class_name, ", ".join("%s=%r" % i for i in kw.items()), dtype, shapes)
     print(what)
     tl = getattr(tf_keras.layers, class_name)(dtype=dtype, **kw)
@@ -605,7 +671,7 @@ def check_layer(class_name, kw, shapes, dtype, rng, opts):
     assert [w.name for w in ml.trainable_weights] == [w.name for w in tl.trainable_weights], what
     assert [w.name for w in ml.non_trainable_weights] == [w.name for w in tl.non_trainable_weights], what
     assert ml.count_params() == sum(int(np.prod(w.shape)) for w in tl.weights), what
-    fwd, ref = reference(class_name, tl, kw, dtype, shapes)
+    fwd, ref, direct = reference(class_name, tl, kw, dtype, shapes)
     tol = dict(TOL)
     tol.update(opts.get("tol", {}))
     rtol, atol = tol[dtype]
@@ -631,6 +697,13 @@ def check_layer(class_name, kw, shapes, dtype, rng, opts):
             close_or_as_accurate(g, w, rtol, gatol, "%s gradient of %s: " % (tag, n), dtype, truth, k + 1)
         for w, a, b in zip(tl.weights, got_w, want_w):
             assert_close(a, b, rtol=rtol, atol=atol, msg="%s weight %s after the call: " % (tag, w.name))
+        if direct:  # weight regularizers plus the latest call's activity regularizer, summed
+            want_l = float(np.sum([np.float64(x.numpy()) for x in tl.losses])) if tl.losses else None
+            got_l = ml.losses
+            assert (want_l is None) == (not got_l), "%s: layer.losses %s, tf_keras %s" % (tag, got_l, tl.losses)
+            if want_l is not None:
+                assert_close(np.float64(got_l[0].numpy()), want_l, rtol=max(rtol, 1e-5), atol=atol,
+                             msg="%s layer.losses: " % tag)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -655,6 +728,7 @@ def test_partial_config_matches_keras(class_name, rng):
             kw["trainable"] = False
         if rand_bool(rng, 0.2):
             kw["name"] = "my_layer_%d" % int(rng.integers(0, 100))
+        kw = for_dtype(kw, kw.get("dtype", "float32"))
         what = "%s(%s)" % (class_name, ", ".join("%s=%r" % i for i in kw.items()))
         clear_sessions()
         tl = getattr(tf_keras.layers, class_name)(**kw)
