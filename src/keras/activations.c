@@ -101,3 +101,11 @@ tfc_tensor *tfc_activation_apply(tfc_ctx *ctx, const char *name, tfc_tensor *x, 
     tfc_status_clear(st);
     return y;
 }
+
+/* The name Keras's get_config writes: activations serialize as their function, so aliases collapse
+ * ("silu" is tf.keras.activations.swish) and no activation is "linear". */
+const char *tfc_activation_config_name(const char *name) {
+    if (!name || !*name) return "linear";
+    if (!strcmp(name, "silu")) return "swish";
+    return name;
+}

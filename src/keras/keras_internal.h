@@ -106,6 +106,9 @@ struct tfc_model {
     bool run_eagerly;
 };
 
+/* Keras's serialized name of an activation ("silu" -> "swish", NULL -> "linear"); src/keras/activations.c. */
+const char *tfc_activation_config_name(const char *name);
+
 /* ---- the layer base (src/keras/layer.c) ---- */
 /* Keras's backend.get_uid(prefix): 1, 2, ... per prefix, process-wide (reset by tfc_keras_clear_session). */
 int64_t tfc_keras_get_uid(const char *prefix);

@@ -24,7 +24,7 @@ static bool act_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in
 }
 
 static bool act_get_config(const tfc_layer *l, void *cfg, tfc_status *st) {
-    return cJSON_AddStringToObject(cfg, "activation", ((const activation *)l)->activation) != NULL;
+    return cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(((const activation *)l)->activation)) != NULL;
 }
 
 static void act_destroy(tfc_layer *l) { tfc_free(((activation *)l)->activation); }

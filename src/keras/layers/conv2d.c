@@ -172,7 +172,7 @@ static bool conv2d_get_config(const tfc_layer *l, void *vcfg, tfc_status *st) {
          cJSON_AddItemToObject(cfg, "dilation_rate", dr);
     if (!ok) cJSON_Delete(dr);
     return ok && cJSON_AddNumberToObject(cfg, "groups", (double)c->groups) &&
-           cJSON_AddStringToObject(cfg, "activation", c->activation) &&
+           cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(c->activation)) &&
            cJSON_AddBoolToObject(cfg, "use_bias", c->use_bias) &&
            tfc_json_add_initializer(cfg, "kernel_initializer", &c->kernel_init.init) &&
            tfc_json_add_initializer(cfg, "bias_initializer", &c->bias_init.init) &&

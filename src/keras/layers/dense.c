@@ -97,7 +97,7 @@ static bool dense_get_config(const tfc_layer *l, void *vcfg, tfc_status *st) {
     const dense *d = (const dense *)l;
     cJSON *cfg = vcfg;
     return cJSON_AddNumberToObject(cfg, "units", (double)d->units) &&
-           cJSON_AddStringToObject(cfg, "activation", d->activation) &&
+           cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(d->activation)) &&
            cJSON_AddBoolToObject(cfg, "use_bias", d->use_bias) &&
            tfc_json_add_initializer(cfg, "kernel_initializer", &d->kernel_init.init) &&
            tfc_json_add_initializer(cfg, "bias_initializer", &d->bias_init.init) &&
