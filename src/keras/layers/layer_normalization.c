@@ -134,11 +134,19 @@ static bool ln_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
         tfc_tensor *ax = tfc_vec_i64(n->axes, n->n_axes, st);
         if (!ax) return false;
         tfc_attr keep = TFC_ATTR_B("keep_dims", true);
-        tfc_tensor *mean = tfc_emit(ctx, "Mean", (tfc_tensor *[]){x, ax}, 2, &keep, 1, st);
+        /* tf.nn.moments computes float16 statistics in float32 and casts them back. */
+        bool half = dt == TFC_HALF;
+        tfc_attr to32 = TFC_ATTR_T("DstT", TFC_FLOAT), to16 = TFC_ATTR_T("DstT", TFC_HALF);
+        tfc_tensor *xm = half ? tfc_emit(ctx, "Cast", &x, 1, &to32, 1, st) : x;
+        tfc_tensor *mean = xm ? tfc_emit(ctx, "Mean", (tfc_tensor *[]){xm, ax}, 2, &keep, 1, st) : NULL;
         tfc_tensor *sg = mean ? tfc_emit(ctx, "StopGradient", &mean, 1, NULL, 0, st) : NULL;
-        tfc_tensor *sqd = sg ? tfc_emit(ctx, "SquaredDifference", (tfc_tensor *[]){x, sg}, 2, NULL, 0, st) : NULL;
+        tfc_tensor *sqd = sg ? tfc_emit(ctx, "SquaredDifference", (tfc_tensor *[]){xm, sg}, 2, NULL, 0, st) : NULL;
         tfc_tensor *var = sqd ? tfc_emit(ctx, "Mean", (tfc_tensor *[]){sqd, ax}, 2, &keep, 1, st) : NULL;
         tfc_tensor_unref(ax);
+        if (half && var) {
+            mean = tfc_emit(ctx, "Cast", &mean, 1, &to16, 1, st);
+            var = mean ? tfc_emit(ctx, "Cast", &var, 1, &to16, 1, st) : NULL;
+        }
         tfc_tensor *e64 = var ? tfc_scalar_f64(n->epsilon, st) : NULL;
         tfc_attr to = TFC_ATTR_T("DstT", dt);
         tfc_tensor *eps = e64 ? tfc_emit(ctx, dt == TFC_DOUBLE ? "Identity" : "Cast", &e64, 1, &to,
