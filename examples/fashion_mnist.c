@@ -10,14 +10,17 @@
  *                             layers.Flatten(), layers.Dropout(0.5),
  *                             layers.Dense(10, activation="softmax")])
  *   model.compile(loss="sparse_categorical_crossentropy", optimizer="adam", metrics=["accuracy"])
- *   model.fit(x_train, y_train, batch_size=128, epochs=epochs, validation_split=0.1)
+ *   model.fit(x_train, y_train, batch_size=128, epochs=epochs, validation_split=0.1,
+ *             callbacks=[ReduceLROnPlateau(factor=0.2, patience=2, min_lr=1e-5),
+ *                        EarlyStopping(patience=6, restore_best_weights=True)])
  *   model.evaluate(x_test, y_test); model.save_weights("fashion_mnist.weights.h5")
  *
  * Usage: fashion_mnist [epochs [weights.h5]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
  * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
  *
- * After Keras's 15 epochs the test accuracy is about 0.904, as with tf_keras (0.9036 measured with the same
- * settings); this model levels off near 0.905-0.91 however long it trains. */
+ * Keras's example trains 15 epochs at a fixed learning rate: about 0.904 test accuracy, as with tf_keras (0.9036
+ * measured with the same settings). Here ReduceLROnPlateau and EarlyStopping (restore_best_weights) run up to
+ * 36 epochs: 0.9111 and 0.9113 measured (seed 42). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -26,7 +29,7 @@
 #include "tfc/ops/math.h"
 #include "tfc/tfc.h"
 
-#define DEFAULT_EPOCHS 15 /* as Keras's example */
+#define DEFAULT_EPOCHS 36 /* at most: EarlyStopping may end training sooner */
 
 /* uint8 images [n, 28, 28] -> float32 in [0, 1], [n, 28, 28, 1]. */
 static tfc_tensor *preprocess(tfc_ctx *ctx, const tfc_tensor *images, tfc_status *st) {
@@ -81,9 +84,15 @@ int main(int argc, char **argv) {
     if (!tfc_compile(model, &st, .optimizer = tfc_optimizers_adam(), .loss_name = "sparse_categorical_crossentropy",
                      .metrics = {"accuracy"}))
         goto fail;
-    if (!tfc_model_fit(model, x_train, d.y_train,
-                       &(tfc_fit_opts){.batch_size = 128, .epochs = epochs, .validation_split = 0.1}, &history, &st))
-        goto fail;
+    /* Keras's tutorial trains at a fixed learning rate and levels off near 0.905; lowering the rate when the
+     * validation loss stalls (and keeping the best weights) settles the same model above 0.91. */
+    tfc_fit_opts fit = {.batch_size = 128, .epochs = epochs, .validation_split = 0.1,
+                        .callbacks = {tfc_callbacks_reduce_lr_on_plateau(.monitor = "val_loss", .factor = 0.2,
+                                                                          .patience = 2, .has_patience = true,
+                                                                          .min_lr = 1e-5),
+                                      tfc_callbacks_early_stopping(.monitor = "val_loss", .patience = 6,
+                                                                   .restore_best_weights = true)}};
+    if (!tfc_model_fit(model, x_train, d.y_train, &fit, &history, &st)) goto fail;
 
     if (tfc_model_evaluate(model, x_test, d.y_test, &(tfc_eval_opts){.batch_size = 128}, test, 2, &st) < 0) goto fail;
     printf("Test loss: %.4f\nTest accuracy: %.4f\n", test[0], test[1]);
