@@ -425,7 +425,7 @@ def main():
     ap.add_argument("--only", help="regular expression selecting workloads")
     ap.add_argument("--repeats", type=int, default=0, help="samples per side (default 3 quick, 7 full)")
     ap.add_argument("--data-dir", help="Fashion-MNIST folder (default: TFC_DATASETS_DIR or Debian's)")
-    ap.add_argument("--work-dir", default=os.path.join(HERE, "..", "build", "bench", "work"))
+    ap.add_argument("--work-dir", default=os.path.join(HERE, "..", "build", "bench", "run"))
     ap.add_argument("--results", help="JSON output (default bench/results/latest.json)")
     args = ap.parse_args()
     args.worker = os.path.abspath(args.worker)
