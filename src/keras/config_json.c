@@ -401,3 +401,17 @@ bool tfc_json_get_common(const cJSON *cfg, tfc_layer_common_cfg *out, tfc_status
     }
     return true;
 }
+
+bool tfc_json_add_kernel_bias_tail(cJSON *cfg, const tfc_layer *l, const char *activation, bool use_bias,
+                                   const tfc_kinit *kernel_init, const tfc_kinit *bias_init,
+                                   const tfc_regularizer *kernel_reg, bool has_kernel_reg,
+                                   const tfc_regularizer *bias_reg, bool has_bias_reg) {
+    return cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(activation)) &&
+           cJSON_AddBoolToObject(cfg, "use_bias", use_bias) &&
+           tfc_json_add_initializer(cfg, "kernel_initializer", &kernel_init->init) &&
+           tfc_json_add_initializer(cfg, "bias_initializer", &bias_init->init) &&
+           tfc_json_add_regularizer(cfg, "kernel_regularizer", kernel_reg, has_kernel_reg) &&
+           tfc_json_add_regularizer(cfg, "bias_regularizer", bias_reg, has_bias_reg) &&
+           tfc_json_add_regularizer(cfg, "activity_regularizer", &l->activity_reg, l->has_activity_reg) &&
+           cJSON_AddNullToObject(cfg, "kernel_constraint") && cJSON_AddNullToObject(cfg, "bias_constraint");
+}

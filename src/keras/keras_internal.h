@@ -166,6 +166,12 @@ tfc_layer *tfc_layer_from_config_json(const char *class_name, const cJSON *confi
 /* JSON helpers for get_config / from_config (src/keras/config_json.c). */
 bool tfc_json_add_initializer(cJSON *cfg, const char *key, const tfc_initializer *init);
 bool tfc_json_add_regularizer(cJSON *cfg, const char *key, const tfc_regularizer *reg, bool has);
+/* The keys Dense and Conv2D end their configs with, in Keras's order: activation, use_bias,
+ * kernel/bias initializers, kernel/bias/activity regularizers, kernel/bias constraints (null). */
+bool tfc_json_add_kernel_bias_tail(cJSON *cfg, const tfc_layer *l, const char *activation, bool use_bias,
+                                   const tfc_kinit *kernel_init, const tfc_kinit *bias_init,
+                                   const tfc_regularizer *kernel_reg, bool has_kernel_reg,
+                                   const tfc_regularizer *bias_reg, bool has_bias_reg);
 bool tfc_json_get_initializer(const cJSON *cfg, const char *key, tfc_initializer *out, char *name_buf,
                               size_t name_size, tfc_status *st);
 bool tfc_json_get_regularizer(const cJSON *cfg, const char *key, tfc_regularizer *out, bool *has, tfc_status *st);

@@ -172,14 +172,8 @@ static bool conv2d_get_config(const tfc_layer *l, void *vcfg, tfc_status *st) {
          cJSON_AddItemToObject(cfg, "dilation_rate", dr);
     if (!ok) cJSON_Delete(dr);
     return ok && cJSON_AddNumberToObject(cfg, "groups", (double)c->groups) &&
-           cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(c->activation)) &&
-           cJSON_AddBoolToObject(cfg, "use_bias", c->use_bias) &&
-           tfc_json_add_initializer(cfg, "kernel_initializer", &c->kernel_init.init) &&
-           tfc_json_add_initializer(cfg, "bias_initializer", &c->bias_init.init) &&
-           tfc_json_add_regularizer(cfg, "kernel_regularizer", &c->kernel_reg, c->has_kernel_reg) &&
-           tfc_json_add_regularizer(cfg, "bias_regularizer", &c->bias_reg, c->has_bias_reg) &&
-           tfc_json_add_regularizer(cfg, "activity_regularizer", &l->activity_reg, l->has_activity_reg) &&
-           cJSON_AddNullToObject(cfg, "kernel_constraint") && cJSON_AddNullToObject(cfg, "bias_constraint");
+           tfc_json_add_kernel_bias_tail(cfg, l, c->activation, c->use_bias, &c->kernel_init, &c->bias_init,
+                                         &c->kernel_reg, c->has_kernel_reg, &c->bias_reg, c->has_bias_reg);
 }
 
 static void conv2d_destroy(tfc_layer *l) { tfc_free(((conv2d *)l)->activation); }

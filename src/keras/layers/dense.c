@@ -97,14 +97,8 @@ static bool dense_get_config(const tfc_layer *l, void *vcfg, tfc_status *st) {
     const dense *d = (const dense *)l;
     cJSON *cfg = vcfg;
     return cJSON_AddNumberToObject(cfg, "units", (double)d->units) &&
-           cJSON_AddStringToObject(cfg, "activation", tfc_activation_config_name(d->activation)) &&
-           cJSON_AddBoolToObject(cfg, "use_bias", d->use_bias) &&
-           tfc_json_add_initializer(cfg, "kernel_initializer", &d->kernel_init.init) &&
-           tfc_json_add_initializer(cfg, "bias_initializer", &d->bias_init.init) &&
-           tfc_json_add_regularizer(cfg, "kernel_regularizer", &d->kernel_reg, d->has_kernel_reg) &&
-           tfc_json_add_regularizer(cfg, "bias_regularizer", &d->bias_reg, d->has_bias_reg) &&
-           tfc_json_add_regularizer(cfg, "activity_regularizer", &l->activity_reg, l->has_activity_reg) &&
-           cJSON_AddNullToObject(cfg, "kernel_constraint") && cJSON_AddNullToObject(cfg, "bias_constraint");
+           tfc_json_add_kernel_bias_tail(cfg, l, d->activation, d->use_bias, &d->kernel_init, &d->bias_init,
+                                         &d->kernel_reg, d->has_kernel_reg, &d->bias_reg, d->has_bias_reg);
 }
 
 static void dense_destroy(tfc_layer *l) { tfc_free(((dense *)l)->activation); }
