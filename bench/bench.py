@@ -1,7 +1,7 @@
 """`make bench`: tfc side by side with OpenBLAS, TensorFlow, PyTorch and ONNX Runtime, in one run.
 
-For each thread count (1 and 2) the driver starts one worker per side: tfc_bench (tfc itself and OpenBLAS
-called directly) and one Python process per peer framework (peers.py). For each workload it prepares every
+For each thread count (1 and 2) the driver starts one worker per side: tfc_bench (twice: once for tfc, once for
+OpenBLAS called directly) and one Python process per peer framework (peers.py). For each workload it prepares every
 side (set-up, a warm-up iteration, a timed iteration that sizes the samples), then takes the samples
 interleaved, tfc, peer 1, peer 2, tfc, peer 1, ... so that load from other processes on this shared machine
 falls on every side alike. It prints medians and ratios (peer time / tfc time: > 1 means tfc is faster) and
@@ -178,13 +178,15 @@ class Bench:
         return flags
 
     def worker(self, side, threads):
-        """side: 'tfc' (also serves openblas) or a peer framework; started on first use."""
+        """side: 'tfc', 'openblas' (a second tfc_bench process: a worker holds one prepared workload at a
+        time, so tfc's and OpenBLAS's GEMM cases must live in different processes) or a peer framework;
+        started on first use."""
         key = (side, threads)
         w = self.workers.get(key)
         if w is not None and w.alive():
             return w
         log = os.path.join(self.work, "logs", f"{side}_t{threads}.log")
-        if side == "tfc":
+        if side in ("tfc", "openblas"):
             argv = [self.args.worker, "serve"] + self.common_flags(threads)
         else:
             argv = [sys.executable, os.path.join(HERE, "peers.py"), "serve", side] + self.common_flags(threads)
@@ -213,7 +215,7 @@ class Bench:
             if impl in self.missing:
                 notes[impl] = self.missing[impl]
                 continue
-            side = "tfc" if impl in ("tfc", "openblas") else impl
+            side = impl
             try:
                 reply = self.worker(side, threads).call(f"prep {impl} {workload}{' 0' if single else ''}",
                                                         self.timeout)

@@ -6,7 +6,8 @@
  *                                  sets the workload up, runs a warm-up iteration and a timed one (with 0:
  *                                  the warm-up only, timed): "ok <seconds of one iteration> <units per
  *                                  iteration> <checksum|nan>",
- *                                  "na <reason>" (not available in this build) or "err <message>"
+ *                                  "na <reason>" (not available in this build) or "err <message>";
+ *                                  one workload at a time: prep while one is prepared is an error
  *         run <iters>              one sample: "ok <seconds>" or "err <message>" (training times only the
  *                                  second epoch of each fit call: see bench_keras.c)
  *         free                     releases the prepared workload: "ok"
@@ -94,7 +95,10 @@ static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
             tfc_alloc_cache_clear();
             reply("ok");
         } else if (!strcmp(cmd, "prep") && (n == 3 || n == 4)) {
-            if (cur) cur->free(cur);
+            if (cur) { /* one workload per process: a silent replacement would time the wrong case */
+                reply("err prep: a workload is already prepared (free it first)");
+                continue;
+            }
             cur = prep(ctx, cfg, a, b, &st);
             if (!cur) {
                 reply("%s %s", st.code == TFC_UNIMPLEMENTED ? "na" : "err", one_line(&st));
