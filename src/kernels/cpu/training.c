@@ -8,15 +8,12 @@
  *
  * float32 and float64 run typed loops in their own precision with the expressions in TensorFlow's order (so
  * results match TensorFlow's Eigen code to rounding); half and bfloat16 are widened to float32 in blocks,
- * updated by the float32 loop and narrowed back. Integer T has no kernel, as in TensorFlow. C's sqrt may set
- * errno, which keeps GCC from vectorising loops that call it (and the optimize pragma cannot lift that), so
- * the float32 updates that take square roots have SSE loops with the same operations in the same order; the
- * scalar loops finish the tails and serve other targets. */
+ * updated by the float32 loop and narrowed back. Integer T has no kernel, as in TensorFlow. The loops are
+ * compiled for AVX-512 / AVX2 / baseline (TFC_SIMD_CLONES) and vectorised: the library is built with
+ * -fno-math-errno (sqrt need not set errno), and "GCC ivdep" tells the vectoriser that a destination may
+ * only alias its own source element by element (the in-place case), which needs no run-time overlap checks. */
 #include <math.h>
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "kernels/cpu/kernels.h"
 #include "ops/training_ops.h"
@@ -37,25 +34,25 @@ typedef struct {
 /* One loop body per op for the compute type C: d[i] are destinations, s[i] sources, g the gradient. Hyper-
  * parameters are converted to C first, so a float32 update computes in float32 as TensorFlow does. */
 #define DEF_RANGE(SUF, C, SQRT, FABS, FMAX)                                                                       \
-    static void range_##SUF(const job *j, C *const *d, const C *const *s, const C *g, int64_t b, int64_t e) {   \
+    TFC_SIMD_CLONES static void range_##SUF(const job *j, C *const *d, const C *const *s, const C *g, int64_t b, int64_t e) {   \
         const C c0 = (C)j->c[0], c1 = (C)j->c[1], c2 = (C)j->c[2], c3 = (C)j->c[3];                           \
         C *var = d[0];                                                                                         \
         const C *var0 = s[0];                                                                                  \
         switch (j->k) {                                                                                        \
         case K_GD: /* var -= grad * alpha */                                                                   \
-            for (int64_t i = b; i < e; i++) var[i] = var0[i] - g[i] * c0;                                      \
+            _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) var[i] = var0[i] - g[i] * c0;                                      \
             break;                                                                                             \
         case K_MOMENTUM: { /* c0 lr, c1 momentum */                                                            \
             C *acc = d[1];                                                                                     \
             const C *acc0 = s[1];                                                                              \
             if (j->flag)                                                                                       \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C a = acc0[i] * c1 - g[i] * c0;                                                            \
                     acc[i] = a;                                                                                \
                     var[i] = var0[i] + (a * c1 - g[i] * c0);                                                   \
                 }                                                                                              \
             else                                                                                               \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C a = acc0[i] * c1 - g[i] * c0;                                                            \
                     acc[i] = a;                                                                                \
                     var[i] = var0[i] + a;                                                                      \
@@ -70,7 +67,7 @@ typedef struct {
             if (j->k == K_AMSGRAD) {                                                                           \
                 C *vh = d[3];                                                                                  \
                 const C *vh0 = s[3];                                                                           \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C mi = m0[i] + (g[i] - m0[i]) * c1;                                                        \
                     C vi = v0[i] + (g[i] * g[i] - v0[i]) * c2;                                                 \
                     C hi = FMAX(vh0[i], vi);                                                                   \
@@ -80,7 +77,7 @@ typedef struct {
                     var[i] = var0[i] - (mi * c0) / (SQRT(hi) + c3);                                            \
                 }                                                                                              \
             } else if (j->flag) {                                                                              \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C mi = m0[i] + (g[i] - m0[i]) * c1;                                                        \
                     C vi = v0[i] + (g[i] * g[i] - v0[i]) * c2;                                                 \
                     m[i] = mi;                                                                                 \
@@ -88,7 +85,7 @@ typedef struct {
                     var[i] = var0[i] - ((g[i] * c1 + b1 * mi) * c0) / (SQRT(vi) + c3);                         \
                 }                                                                                              \
             } else {                                                                                           \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C mi = m0[i] + (g[i] - m0[i]) * c1;                                                        \
                     C vi = v0[i] + (g[i] * g[i] - v0[i]) * c2;                                                 \
                     m[i] = mi;                                                                                 \
@@ -101,7 +98,7 @@ typedef struct {
         case K_RMSPROP: { /* c0 lr, c1 1-rho, c2 momentum, c3 epsilon */                                       \
             C *ms = d[1], *mom = d[2];                                                                         \
             const C *ms0 = s[1], *mom0 = s[2];                                                                 \
-            for (int64_t i = b; i < e; i++) {                                                                  \
+            _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                                  \
                 C msi = ms0[i] + (g[i] * g[i] - ms0[i]) * c1;                                                  \
                 C mo = mom0[i] * c2 + (g[i] * c0) / SQRT(msi + c3);                                            \
                 ms[i] = msi;                                                                                   \
@@ -113,7 +110,7 @@ typedef struct {
         case K_CENTERED_RMSPROP: { /* slots mg, ms, mom; c as RMSProp */                                       \
             C *mg = d[1], *ms = d[2], *mom = d[3];                                                             \
             const C *mg0 = s[1], *ms0 = s[2], *mom0 = s[3];                                                    \
-            for (int64_t i = b; i < e; i++) {                                                                  \
+            _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                                  \
                 C msi = ms0[i] + (g[i] * g[i] - ms0[i]) * c1;                                                  \
                 C mgi = mg0[i] + (g[i] - mg0[i]) * c1;                                                         \
                 C den = (msi - mgi * mgi) + c3;                                                                \
@@ -129,13 +126,13 @@ typedef struct {
             C *acc = d[1];                                                                                     \
             const C *acc0 = s[1];                                                                              \
             if (j->flag)                                                                                       \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     C a = acc0[i] + g[i] * g[i];                                                               \
                     acc[i] = a;                                                                                \
                     var[i] = var0[i] - g[i] * c0 / (SQRT(a) + c1);                                             \
                 }                                                                                              \
             else                                                                                               \
-                for (int64_t i = b; i < e; i++) {                                                              \
+                _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                              \
                     acc[i] = acc0[i];                                                                          \
                     var[i] = var0[i] - g[i] * c0 / (SQRT(acc0[i]) + c1);                                       \
                 }                                                                                              \
@@ -144,7 +141,7 @@ typedef struct {
         case K_ADAMAX: { /* c0 lr/(1-beta1_power), c1 1-beta1, c2 beta2, c3 epsilon */                          \
             C *m = d[1], *v = d[2];                                                                            \
             const C *m0 = s[1], *v0 = s[2];                                                                    \
-            for (int64_t i = b; i < e; i++) {                                                                  \
+            _Pragma("GCC ivdep") for (int64_t i = b; i < e; i++) {                                                                  \
                 C mi = m0[i] + (g[i] - m0[i]) * c1;                                                            \
                 C vi = FMAX(c2 * v0[i], FABS(g[i]));                                                           \
                 m[i] = mi;                                                                                     \
@@ -161,89 +158,9 @@ typedef struct {
 static inline float maxf_(float a, float b) { return a < b ? b : a; }
 static inline double maxd_(double a, double b) { return a < b ? b : a; }
 
-DEF_RANGE(f32_scalar, float, sqrtf, fabsf, maxf_)
+DEF_RANGE(f32, float, sqrtf, fabsf, maxf_)
 DEF_RANGE(f64, double, sqrt, fabs, maxd_)
 
-#if defined(__SSE2__)
-/* The float32 loops with square roots, 4 lanes at a time; returns where the scalar tail starts. max(a, b) is
- * _mm_max_ps(b, a), which keeps a when either is NaN, as maxf_. */
-static int64_t range_f32_sse(const job *j, float *const *d, const float *const *s, const float *g, int64_t b,
-                             int64_t e) {
-    const __m128 c0 = _mm_set1_ps((float)j->c[0]), c1 = _mm_set1_ps((float)j->c[1]), c2 = _mm_set1_ps((float)j->c[2]),
-                 c3 = _mm_set1_ps((float)j->c[3]), b1 = _mm_set1_ps((float)j->c[4]);
-    int64_t i = b;
-    float *var = d[0];
-    const float *var0 = s[0];
-#define LD(p) _mm_loadu_ps((p) + i)
-#define ST(p, v) _mm_storeu_ps((p) + i, (v))
-    switch (j->k) {
-    case K_ADAM:
-    case K_AMSGRAD:
-        for (; i + 4 <= e; i += 4) {
-            __m128 gi = LD(g), m0 = LD(s[1]), v0 = LD(s[2]);
-            __m128 mi = _mm_add_ps(m0, _mm_mul_ps(_mm_sub_ps(gi, m0), c1));
-            __m128 vi = _mm_add_ps(v0, _mm_mul_ps(_mm_sub_ps(_mm_mul_ps(gi, gi), v0), c2));
-            ST(d[1], mi);
-            ST(d[2], vi);
-            __m128 num, den;
-            if (j->k == K_AMSGRAD) {
-                __m128 hi = _mm_max_ps(vi, LD(s[3]));
-                ST(d[3], hi);
-                num = _mm_mul_ps(mi, c0), den = _mm_add_ps(_mm_sqrt_ps(hi), c3);
-            } else if (j->flag) {
-                num = _mm_mul_ps(_mm_add_ps(_mm_mul_ps(gi, c1), _mm_mul_ps(b1, mi)), c0);
-                den = _mm_add_ps(_mm_sqrt_ps(vi), c3);
-            } else {
-                num = _mm_mul_ps(mi, c0), den = _mm_add_ps(_mm_sqrt_ps(vi), c3);
-            }
-            ST(var, _mm_sub_ps(LD(var0), _mm_div_ps(num, den)));
-        }
-        break;
-    case K_RMSPROP:
-        for (; i + 4 <= e; i += 4) {
-            __m128 gi = LD(g), ms0 = LD(s[1]);
-            __m128 msi = _mm_add_ps(ms0, _mm_mul_ps(_mm_sub_ps(_mm_mul_ps(gi, gi), ms0), c1));
-            __m128 mo = _mm_add_ps(_mm_mul_ps(LD(s[2]), c2), _mm_div_ps(_mm_mul_ps(gi, c0), _mm_sqrt_ps(_mm_add_ps(msi, c3))));
-            ST(d[1], msi);
-            ST(d[2], mo);
-            ST(var, _mm_sub_ps(LD(var0), mo));
-        }
-        break;
-    case K_CENTERED_RMSPROP:
-        for (; i + 4 <= e; i += 4) {
-            __m128 gi = LD(g), mg0 = LD(s[1]), ms0 = LD(s[2]);
-            __m128 msi = _mm_add_ps(ms0, _mm_mul_ps(_mm_sub_ps(_mm_mul_ps(gi, gi), ms0), c1));
-            __m128 mgi = _mm_add_ps(mg0, _mm_mul_ps(_mm_sub_ps(gi, mg0), c1));
-            __m128 den = _mm_add_ps(_mm_sub_ps(msi, _mm_mul_ps(mgi, mgi)), c3);
-            __m128 mo = _mm_add_ps(_mm_mul_ps(LD(s[3]), c2), _mm_div_ps(_mm_mul_ps(gi, c0), _mm_sqrt_ps(den)));
-            ST(d[1], mgi);
-            ST(d[2], msi);
-            ST(d[3], mo);
-            ST(var, _mm_sub_ps(LD(var0), mo));
-        }
-        break;
-    case K_ADAGRAD:
-        for (; i + 4 <= e; i += 4) {
-            __m128 gi = LD(g), a = LD(s[1]);
-            if (j->flag) a = _mm_add_ps(a, _mm_mul_ps(gi, gi));
-            ST(d[1], a);
-            ST(var, _mm_sub_ps(LD(var0), _mm_div_ps(_mm_mul_ps(gi, c0), _mm_add_ps(_mm_sqrt_ps(a), c1))));
-        }
-        break;
-    default: break;
-    }
-#undef LD
-#undef ST
-    return i;
-}
-#endif
-
-static void range_f32(const job *j, float *const *d, const float *const *s, const float *g, int64_t b, int64_t e) {
-#if defined(__SSE2__)
-    b = range_f32_sse(j, d, s, g, b, e);
-#endif
-    range_f32_scalar(j, d, s, g, b, e);
-}
 
 #define BLOCK 512
 
