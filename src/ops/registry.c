@@ -12,6 +12,23 @@
 #define MAX_OPS 512
 static tfc_op *ops[MAX_OPS];
 static int n_ops;
+/* Name -> op, open addressing with linear probing (4x MAX_OPS slots: never full). Slots are filled under
+ * reg_mu and read without it: a slot goes from NULL to its final op once, published with release order. */
+#define HASH_SLOTS (4 * MAX_OPS)
+static tfc_op *by_name[HASH_SLOTS];
+
+static uint32_t name_hash(const char *s) { /* FNV-1a */
+    uint32_t h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static tfc_op *find_hashed(const char *name) {
+    for (uint32_t i = name_hash(name) & (HASH_SLOTS - 1);; i = (i + 1) & (HASH_SLOTS - 1)) {
+        tfc_op *op = __atomic_load_n(&by_name[i], __ATOMIC_ACQUIRE);
+        if (!op || !strcmp(op->def->name, name)) return op;
+    }
+}
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t reg_once = PTHREAD_ONCE_INIT;
 
@@ -245,11 +262,7 @@ bool tfc_op_parse(const tfc_op_def *def, tfc_op *op, tfc_status *st) {
 }
 
 /* ---- registry ------------------------------------------------------------------------------------------ */
-static tfc_op *find_locked(const char *name) {
-    for (int i = 0; i < n_ops; i++)
-        if (!strcmp(ops[i]->def->name, name)) return ops[i];
-    return NULL;
-}
+static tfc_op *find_locked(const char *name) { return find_hashed(name); }
 
 static bool register_locked(const tfc_op_def *def, tfc_status *st) {
     if (find_locked(def->name)) return tfc_status_set(st, TFC_ALREADY_EXISTS, "op %s is already registered", def->name);
@@ -261,7 +274,11 @@ static bool register_locked(const tfc_op_def *def, tfc_status *st) {
         return false;
     }
     op->index = n_ops;
-    ops[n_ops++] = op;
+    ops[n_ops] = op;
+    uint32_t i = name_hash(def->name) & (HASH_SLOTS - 1);
+    while (by_name[i]) i = (i + 1) & (HASH_SLOTS - 1);
+    __atomic_store_n(&by_name[i], op, __ATOMIC_RELEASE);
+    __atomic_store_n(&n_ops, n_ops + 1, __ATOMIC_RELEASE);
     return true;
 }
 
@@ -303,11 +320,7 @@ bool tfc_kernel_register(const char *op_name, const char *device, tfc_kernel_fn 
 
 const tfc_op *tfc_op_lookup(const char *name) {
     tfc_registry_init();
-    /* Lock-free read: ops are only appended and the count is published after the slot is filled. */
-    int n = __atomic_load_n(&n_ops, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < n; i++)
-        if (!strcmp(ops[i]->def->name, name)) return ops[i];
-    return NULL;
+    return find_hashed(name); /* lock-free: see by_name */
 }
 
 const tfc_op_def *tfc_op_get_def(const tfc_op *op) { return op->def; }
