@@ -1,12 +1,25 @@
 /* The parallel/prefetch engine (see async.h), with AUTOTUNE's hill climb: over windows of 16 elements the
  * consumer measures how much of its time it spent waiting; above 5% the stage doubles its parallelism (up to its
- * threads) and its capacity (up to max_capacity). */
+ * threads) and its capacity (up to max_capacity).
+ *
+ * Hand-offs in runs: waking a sleeping thread costs a few microseconds of system time on each side (futex wake,
+ * context switch), as much as a cheap element itself (a small image decoded and resized: ~20 us). When elements
+ * are cheap, the workers therefore wake a sleeping consumer only once `batch` elements are ready at the head
+ * (or the input ended or failed), and the consumer wakes a sleeping producer only once there is room for `batch`
+ * elements. batch is sized from the measured time per element so that a run is about HANDOFF_TARGET_S of work
+ * (the most a consumer waits beyond its first element) and from the measured size of an element so that a run
+ * holds at most HANDOFF_BYTES; a stage whose capacity follows its parallelism (map, batch) holds 2 * batch slots
+ * so that workers keep producing while the consumer drains a run. Slow or large elements keep batch = 1: the
+ * behaviour (and memory) of a plain buffer of `parallelism` slots. */
 #include <string.h>
 
 #include "data/async.h"
 
 #define AUTOTUNE_WINDOW 16
 #define AUTOTUNE_WAIT_FRACTION 0.05
+#define HANDOFF_TARGET_S 200e-6
+#define HANDOFF_MAX 32
+#define HANDOFF_BYTES (256 << 10)
 
 enum { SLOT_PENDING, SLOT_READY, SLOT_END };
 
@@ -32,12 +45,69 @@ struct data_async {
     bool in_done;             /* the input reported its end (guarded by in_mu) */
     bool cancelled, started;
     bool consumer_waiting;    /* signal ready_cv only then */
+    int batch;                /* hand-off run length (1..HANDOFF_MAX), see the top of the file */
+    double item_s, item_bytes; /* running means of a worker's seconds and an element's bytes per item */
     pthread_t *threads;
     int n_threads;
     /* autotune window (consumer thread only) */
     double last_return, win_wait, win_total;
     int win_count;
 };
+
+/* Capacity of a stage whose capacity follows its parallelism: parallelism slots, 2 * batch when elements are
+ * handed off in runs. */
+static void follow_capacity(data_async *a) {
+    int c = a->batch > 1 ? 2 * a->batch : 1;
+    if (c < a->parallelism) c = a->parallelism;
+    if (c > a->qcap - 1) c = a->qcap - 1;
+    a->capacity = c;
+}
+
+/* Elements the consumer takes per wake-up: batch, at most half the capacity. */
+static int run_length(const data_async *a) {
+    int r = a->capacity / 2;
+    if (r > a->batch) r = a->batch;
+    return r < 1 ? 1 : r;
+}
+
+/* Whether a waiting consumer should be woken (under mu): a run of run_length() slots can be taken, or one that
+ * ends the input or carries an error, or the queue is full (no more can come before the consumer takes some). */
+static bool consumer_can_go(const data_async *a) {
+    const int want = run_length(a);
+    int ready = 0;
+    for (int i = 0; i < a->qn; i++) {
+        const aslot *s = a->q[i];
+        if (s->state == SLOT_PENDING) {
+            if (a->cfg.deterministic) break; /* only the head run counts */
+            continue;
+        }
+        if (s->state == SLOT_END || s->failed || ++ready >= want) return true;
+    }
+    return a->qn > 0 && a->qn >= a->capacity && ready == a->qn;
+}
+
+/* Folds one item's measured seconds and bytes into the running means (under mu) and resizes batch. */
+static void measure(data_async *a, double seconds, double bytes) {
+    if (a->item_s == 0) {
+        a->item_s = seconds;
+        a->item_bytes = bytes;
+    } else {
+        a->item_s += (seconds - a->item_s) * 0.125;
+        a->item_bytes += (bytes - a->item_bytes) * 0.125;
+    }
+    int b = a->item_s > 0 ? (int)(HANDOFF_TARGET_S / a->item_s) : HANDOFF_MAX;
+    if (b > HANDOFF_MAX) b = HANDOFF_MAX;
+    if (a->item_bytes > 0 && b > HANDOFF_BYTES / a->item_bytes) b = (int)(HANDOFF_BYTES / a->item_bytes);
+    a->batch = b < 1 ? 1 : b;
+    if (a->cfg.capacity_follows_parallelism) follow_capacity(a);
+}
+
+static double element_bytes(tfc_tensor *const *t, int n) {
+    double b = 0;
+    for (int i = 0; i < n; i++)
+        if (t[i]) b += (double)tfc_tensor_byte_size(t[i]);
+    return b;
+}
 
 static void *worker_main(void *arg) {
     data_async *a = arg;
@@ -68,6 +138,7 @@ static void *worker_main(void *arg) {
         a->busy++;
         pthread_mutex_unlock(&a->mu);
 
+        const double t0 = data_now();
         void *work = NULL;
         bool end = false;
         tfc_status st = TFC_STATUS_INIT;
@@ -94,12 +165,14 @@ static void *worker_main(void *arg) {
                 if (st.code == TFC_OK) tfc_status_set(&st, TFC_INTERNAL, "%s: failed without a status", c->name);
             }
         }
+        const double seconds = data_now() - t0, bytes = ok && !end ? element_bytes(s->out, c->n_out) : 0;
         pthread_mutex_lock(&a->mu);
         s->state = ok && end ? SLOT_END : SLOT_READY;
         s->failed = !ok;
         s->st = st;
         a->busy--;
-        if (a->consumer_waiting) pthread_cond_signal(&a->ready_cv);
+        if (ok && !end) measure(a, seconds, bytes);
+        if (a->consumer_waiting && consumer_can_go(a)) pthread_cond_signal(&a->ready_cv);
         /* the one worker that may wait for room holds the input lock: a signal reaches it */
         pthread_cond_signal(&a->work_cv);
         pthread_mutex_unlock(&a->mu);
@@ -140,7 +213,10 @@ data_async *data_async_new(const data_async_cfg *cfg, const data_ictx *ictx, tfc
     a->ictx = ictx;
     a->parallelism = a->cfg.parallelism;
     a->capacity = a->cfg.capacity;
+    a->batch = 1;
+    /* room for every capacity the stage may reach: autotune's ceiling, runs of hand-offs (follow_capacity) */
     a->qcap = a->cfg.max_capacity + 1;
+    if (a->cfg.capacity_follows_parallelism && a->qcap < 2 * HANDOFF_MAX + 1) a->qcap = 2 * HANDOFF_MAX + 1;
     size_t ssize = (sizeof(aslot) + (size_t)a->cfg.n_out * sizeof(tfc_tensor *) + 15) & ~(size_t)15;
     a->q = tfc_calloc((size_t)a->qcap, sizeof *a->q);
     a->free_slots = tfc_calloc((size_t)a->qcap, sizeof *a->free_slots);
@@ -199,7 +275,7 @@ static void autotune(data_async *a, double t_enter, double wait) {
             a->parallelism = a->parallelism * 2 > a->cfg.threads ? a->cfg.threads : a->parallelism * 2;
         }
         if (a->cfg.capacity_follows_parallelism) {
-            if (a->capacity < a->parallelism) a->capacity = a->parallelism;
+            follow_capacity(a);
         } else if (a->capacity < a->cfg.max_capacity) {
             a->capacity = a->capacity * 2 > a->cfg.max_capacity ? a->cfg.max_capacity : a->capacity * 2;
         }
@@ -238,9 +314,10 @@ bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st)
     memset(s->out, 0, (size_t)a->cfg.n_out * sizeof *s->out);
     a->free_slots[a->n_free++] = s;
     if (a->cfg.autotune) autotune(a, t_enter, wait);
-    /* wake the producer when the buffer is half empty, so that it refills in runs instead of waking up for
-     * every element the consumer takes */
-    if (a->qn <= a->capacity / 2) pthread_cond_signal(&a->work_cv);
+    /* wake the producer when the buffer is half empty (or has room for a run), so that it refills in runs instead
+     * of waking up for every element the consumer takes */
+    const int refill_at = a->capacity - run_length(a);
+    if (a->qn <= (refill_at < a->capacity / 2 ? refill_at : a->capacity / 2)) pthread_cond_signal(&a->work_cv);
     pthread_mutex_unlock(&a->mu);
     return ok;
 }

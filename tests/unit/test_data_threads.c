@@ -1,6 +1,6 @@
 /* tf.data threads: iterators freed mid-epoch with workers running, concurrent iterators over one dataset,
- * nondeterministic order, AUTOTUNE ramping up, and bounded memory over a dataset larger than the buffers
- * (live tensors and RSS). Run under ASan and ThreadSanitizer (-DTFC_TSAN=ON) too. */
+ * nondeterministic order, AUTOTUNE ramping up, hand-offs in runs (cheap elements) turning back to single
+ * elements (slow ones), and bounded memory over a dataset larger than the buffers (live tensors and RSS). Run under ASan and ThreadSanitizer (-DTFC_TSAN=ON) too. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -161,6 +161,85 @@ static void test_nondeterministic(void) {
     tfc_dataset_unref(ds);
 }
 
+/* x -> x: immediately below `user`, after 20 ms from `user` on; fails at x = -user (an error test) */
+static bool cheap_then_slow(tfc_ctx *ctx, void *user, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
+                            tfc_status *st) {
+    int64_t x = (int64_t)tfc_tensor_get_f64(in[0], 0), from = (int64_t)(intptr_t)user;
+    if (from < 0 && x == -from) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "element %lld fails", (long long)x);
+    if (from >= 0 && x >= from) sleep_us(20000);
+    out[0] = tfc_tensor_ref(in[0]);
+    return true;
+}
+
+/* Cheap elements are handed over in runs (async.c): order, errors, short inputs and the switch back to one
+ * element per wake-up when elements turn slow, at every parallelism. */
+static void test_handoff_runs(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t calls[] = {1, 2, 3, TFC_AUTOTUNE};
+    for (size_t c = 0; c < sizeof calls / sizeof calls[0]; c++) {
+        tfc_map_opts mo = {.num_parallel_calls = calls[c]};
+        tfc_data_options opts = {.private_threadpool_size = 3};
+        /* 2000 cheap elements, then 12 slow ones: exact order; each slow one arrives about 20 ms after the one
+         * before (a consumer still waiting for a run of cheap elements, up to 32, would wait for all 12) */
+        tfc_dataset *ds = tfc_dataset_with_options(
+            tfc_dataset_map(tfc_dataset_range(0, 2012, 1, 0, &st), cheap_then_slow, (void *)(intptr_t)2000, &mo, &st),
+            &opts, &st);
+        tfc_iterator *it = tfc_iterator_new(ds, &st);
+        REQUIRE(it);
+        tfc_tensor *t;
+        int64_t k = 0;
+        double last = 0, worst_gap = 0;
+        while (tfc_iterator_next(it, &t, 1, &st)) {
+            CHECK(tfc_tensor_get_f64(t, 0) == (double)k);
+            tfc_tensor_unref(t);
+            double n = now();
+            if (k >= 1900 && n - last > worst_gap) worst_gap = n - last;
+            last = n;
+            k++;
+        }
+        CHECK(st.code == TFC_OUT_OF_RANGE && k == 2012);
+        printf("hand-off runs (num_parallel_calls %lld): slow elements %.0f ms apart at most (20 ms each)\n",
+               (long long)calls[c], worst_gap * 1e3);
+        CHECK(worst_gap < 0.1);
+        tfc_iterator_free(it);
+        tfc_dataset_unref(ds);
+        tfc_status_clear(&st);
+
+        /* an error among cheap elements arrives in its place */
+        ds = tfc_dataset_with_options(
+            tfc_dataset_map(tfc_dataset_range(0, 3000, 1, 0, &st), cheap_then_slow, (void *)(intptr_t)-1577, &mo, &st),
+            &opts, &st);
+        it = tfc_iterator_new(ds, &st);
+        k = 0;
+        while (tfc_iterator_next(it, &t, 1, &st)) {
+            CHECK(tfc_tensor_get_f64(t, 0) == (double)k);
+            tfc_tensor_unref(t);
+            k++;
+        }
+        CHECK(st.code == TFC_INVALID_ARGUMENT && k == 1577 && strstr(st.msg, "element 1577 fails"));
+        tfc_iterator_free(it);
+        tfc_dataset_unref(ds);
+        tfc_status_clear(&st);
+
+        /* inputs ending before a run is complete, after a long cheap epoch (runs at their longest) */
+        for (int64_t n = 0; n < 4; n++) {
+            ds = tfc_dataset_with_options(
+                tfc_dataset_map(tfc_dataset_range(0, 5000 + n, 1, 0, &st), cheap_then_slow, (void *)(intptr_t)(1LL << 40),
+                                &mo, &st),
+                &opts, &st);
+            int64_t v[1];
+            CHECK(drain_i64(ds, 0, v, 1, &st) == 5000 + n);
+            tfc_dataset_unref(ds);
+            ds = tfc_dataset_with_options(
+                tfc_dataset_map(tfc_dataset_range(0, n, 1, 0, &st), cheap_then_slow, (void *)(intptr_t)(1LL << 40), &mo,
+                                &st),
+                &opts, &st);
+            CHECK(drain_i64(ds, 0, v, 1, &st) == n);
+            tfc_dataset_unref(ds);
+        }
+    }
+}
+
 static void test_autotune(void) {
     tfc_status st = TFC_STATUS_INIT;
     enum { N = 240 };
@@ -252,6 +331,7 @@ int main(void) {
     test_free_mid_epoch();
     test_concurrent_iterators();
     test_nondeterministic();
+    test_handoff_runs();
     test_autotune();
     test_bounded_memory();
     CHECK(tfc_tensor_live_count() == live0);
