@@ -56,23 +56,29 @@ void *tfc_realloc(void *p, size_t size) {
 
 void tfc_free(void *p) { free(p); }
 
-/* Tensor buffers: 64-byte aligned, with a 64-byte header recording the size so that freed large blocks can
+/* Tensor buffers: 64-byte aligned, with a header in front recording the size so that freed large blocks can
  * be cached and handed out again for the same size. A training step allocates the same shapes every step;
  * reusing their (already faulted-in) pages removes the page-fault cost that otherwise dominates large
  * outputs. The cache is bounded (TFC_ALLOC_CACHE_MB, default 256; 0 disables) and off under AddressSanitizer
- * so that use-after-free stays detectable. */
-#define HDR 64
+ * so that use-after-free stays detectable.
+ *
+ * Blocks come from plain malloc, 80 bytes more than asked, the data starting at the first 64-byte boundary
+ * with room for the header before it: posix_memalign carves every block out of a larger free chunk and
+ * returns the rest to the unsorted bins, which made the small tensors of an input pipeline (scalars, 28x28
+ * images) cost more in the allocator than in their kernels, and malloc's per-thread caches serve small sizes
+ * directly. Sizes are rounded to 64 bytes (so that vector loops may touch a whole last 64-byte line), to
+ * 4 KiB from CACHE_MIN_BYTES on (so that cached blocks match the sizes asked for again). */
+#define ALIGN 64
 #define CACHE_MIN_BYTES ((size_t)128 << 10)
 #define CACHE_SLOTS 64
 
 typedef struct {
-    size_t size;
-    uint64_t magic;
+    void *base;               /* what malloc returned */
+    size_t size;              /* rounded size of the data */
 } block_hdr;
-#define BLOCK_MAGIC 0x7466636275666672ull
 
 static pthread_mutex_t cache_mu = PTHREAD_MUTEX_INITIALIZER;
-static void *cache_ptr[CACHE_SLOTS];
+static void *cache_ptr[CACHE_SLOTS]; /* aligned data pointers */
 static size_t cache_size[CACHE_SLOTS];
 static int cache_n;
 static size_t cache_bytes;
@@ -91,12 +97,16 @@ static size_t cache_cap(void) {
     return (size_t)cache_limit;
 }
 
-static size_t round_size(size_t size) { return (size + 4095) & ~(size_t)4095; }
+static size_t round_size(size_t size) {
+    return size >= CACHE_MIN_BYTES ? (size + 4095) & ~(size_t)4095 : (size + ALIGN - 1) & ~(size_t)(ALIGN - 1);
+}
+
+static block_hdr *header(void *ptr) { return (block_hdr *)ptr - 1; }
 
 void *tfc_aligned_alloc(size_t size) {
     if (inject_failure()) return NULL;
-    size_t rs = round_size(size ? size : 64);
-    if (rs < size) return NULL; /* overflow */
+    if (size > SIZE_MAX - 2 * 4096) return NULL; /* rounding and the header would overflow */
+    size_t rs = round_size(size ? size : ALIGN);
     if (rs >= CACHE_MIN_BYTES) {
         pthread_mutex_lock(&cache_mu);
         for (int i = cache_n - 1; i >= 0; i--)
@@ -107,46 +117,43 @@ void *tfc_aligned_alloc(size_t size) {
                 cache_n--;
                 cache_bytes -= rs;
                 pthread_mutex_unlock(&cache_mu);
-                return p + HDR;
+                return p;
             }
         pthread_mutex_unlock(&cache_mu);
     }
-    if (rs > SIZE_MAX - HDR) return NULL;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, rs + HDR) != 0) return NULL;
-    block_hdr *h = p;
-    h->size = rs;
-    h->magic = BLOCK_MAGIC;
-    return (char *)p + HDR;
+    /* the data starts at the first 64-byte boundary with room for the header before it */
+    char *base = malloc(rs + ALIGN + sizeof(block_hdr));
+    if (!base) return NULL;
+    char *p = (char *)(((uintptr_t)base + sizeof(block_hdr) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
+    *header(p) = (block_hdr){base, rs};
+    return p;
 }
 
 void tfc_aligned_free(void *ptr) {
     if (!ptr) return;
-    char *p = (char *)ptr - HDR;
-    block_hdr *h = (block_hdr *)p;
-    size_t rs = h->size;
-    if (rs >= CACHE_MIN_BYTES && rs <= cache_cap()) {
+    const block_hdr h = *header(ptr);
+    if (h.size >= CACHE_MIN_BYTES && h.size <= cache_cap()) {
         pthread_mutex_lock(&cache_mu);
         /* Evict the oldest entries until this block fits. */
-        while (cache_n > 0 && (cache_n == CACHE_SLOTS || cache_bytes + rs > cache_cap())) {
-            free(cache_ptr[0]);
+        while (cache_n > 0 && (cache_n == CACHE_SLOTS || cache_bytes + h.size > cache_cap())) {
+            free(header(cache_ptr[0])->base);
             cache_bytes -= cache_size[0];
             memmove(cache_ptr, cache_ptr + 1, (size_t)(cache_n - 1) * sizeof cache_ptr[0]);
             memmove(cache_size, cache_size + 1, (size_t)(cache_n - 1) * sizeof cache_size[0]);
             cache_n--;
         }
-        cache_ptr[cache_n] = p;
-        cache_size[cache_n++] = rs;
-        cache_bytes += rs;
+        cache_ptr[cache_n] = ptr;
+        cache_size[cache_n++] = h.size;
+        cache_bytes += h.size;
         pthread_mutex_unlock(&cache_mu);
         return;
     }
-    free(p);
+    free(h.base);
 }
 
 void tfc_alloc_cache_clear(void) {
     pthread_mutex_lock(&cache_mu);
-    for (int i = 0; i < cache_n; i++) free(cache_ptr[i]);
+    for (int i = 0; i < cache_n; i++) free(header(cache_ptr[i])->base);
     cache_n = 0;
     cache_bytes = 0;
     pthread_mutex_unlock(&cache_mu);

@@ -251,6 +251,36 @@ static void test_alloc_basic(void) {
         memset(a, 1, sz);
         tfc_aligned_free(a);
     }
+    /* small blocks come from malloc, large ones (>= 128 KiB) are cached for their size: many live blocks of
+     * mixed sizes stay 64-byte aligned, writable to their rounded size and intact until freed */
+    enum { NB = 48 };
+    unsigned char *blk[NB];
+    size_t bsz[NB];
+    for (int i = 0; i < NB; i++) {
+        bsz[i] = i % 3 == 0 ? ((size_t)128 << 10) + (size_t)i * 4000 : (size_t)i * i * 97 + (size_t)(i & 7);
+        blk[i] = tfc_aligned_alloc(bsz[i]);
+        REQUIRE(blk[i]);
+        CHECK(((uintptr_t)blk[i] & 63) == 0);
+        size_t rounded = (bsz[i] + 63) & ~(size_t)63;
+        memset(blk[i], i + 1, rounded ? rounded : 64);
+    }
+    for (int round = 0; round < 3; round++)
+        for (int i = round; i < NB; i += 3) { /* free a third, allocate again (large ones reuse the cache) */
+            for (size_t k = 0; k < bsz[i]; k++)
+                if (blk[i][k] != (unsigned char)(i + 1)) {
+                    CHECK(blk[i][k] == (unsigned char)(i + 1));
+                    break;
+                }
+            tfc_aligned_free(blk[i]);
+            blk[i] = tfc_aligned_alloc(bsz[i]);
+            REQUIRE(blk[i]);
+            CHECK(((uintptr_t)blk[i] & 63) == 0);
+            memset(blk[i], i + 1, bsz[i]);
+        }
+    for (int i = 0; i < NB; i++) tfc_aligned_free(blk[i]);
+    tfc_alloc_cache_clear();
+    CHECK(tfc_aligned_alloc(SIZE_MAX - 100) == NULL);
+    CHECK(tfc_aligned_alloc(SIZE_MAX / 2) == NULL);
     tfc_aligned_free(NULL);
     char *d = tfc_strdup("hello");
     CHECK(d && strcmp(d, "hello") == 0);
