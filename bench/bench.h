@@ -46,6 +46,10 @@ bench_case *bench_prep_data(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl
 
 /* peak-mem mode: trains the demo CNN (full Fashion-MNIST, batch 128, steps batches) in this process. */
 bool bench_peak_mem_train_cnn(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st);
+/* peak-mem mode, data_pipeline: a few epochs of the pipeline in this process (bench_data.c). The TFRecord file
+ * must exist: bench_data_ensure_file writes it in a child process (call it before making threads). */
+bool bench_data_ensure_file(const bench_cfg *cfg, tfc_status *st);
+bool bench_peak_mem_data(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st);
 
 /* Helpers (tfc_bench.c). */
 double bench_now(void);                               /* monotonic seconds */

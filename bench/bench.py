@@ -43,6 +43,7 @@ TARGETS = [
     (r"eager_dispatch$", "tensorflow", 10.0),
     (r"peak_mem_train_cnn$", "tensorflow", 2.0),
     (r"data_pipeline$", "tensorflow", 1.5),
+    (r"peak_mem_data_pipeline$", "tensorflow", 1.0),  # the pipeline's speed-up at no more memory
 ]
 
 
@@ -71,7 +72,8 @@ def workloads():
 
 
 UNITS = {"train_mlp": "images/s", "train_cnn": "images/s", "infer_cnn_b256": "images/s",
-         "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB"}
+         "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB",
+         "peak_mem_data_pipeline": "MB"}
 
 
 class WorkerError(Exception):
@@ -291,9 +293,12 @@ class Bench:
         self.print_row(row)
 
     # ---- peak memory: each run in a fresh process, tfc and TensorFlow alternating ----
-    def peak_mem(self, threads):
-        workload = "peak_mem_train_cnn"
-        flags = ["--threads", str(threads), "--train-steps", str(self.peak_steps)]
+    def peak_mem(self, threads, workload="peak_mem_train_cnn"):
+        """peak_mem_train_cnn: the demo's training run; peak_mem_data_pipeline: a few epochs of data_pipeline over
+        the TFRecord file in the work folder (tfc_bench writes it first when it is missing)."""
+        inner = workload[len("peak_mem_"):]
+        flags = ["--threads", str(threads), "--train-steps", str(self.peak_steps), "--workload", inner,
+                 "--work-dir", self.work]
         if self.args.data_dir:
             flags += ["--data-dir", self.args.data_dir]
         cmds = {"tfc": [self.args.worker, "peak-mem"] + flags,
@@ -303,10 +308,10 @@ class Bench:
             notes["tensorflow"] = self.missing["tensorflow"]
         reps = 1 if self.quick else 3
         for _ in range(reps):
-            for side, argv in cmds.items():
+            for side, argv in cmds.items():  # tfc first: it writes the pipeline's file when missing
                 if side in notes:
                     continue
-                log = os.path.join(self.work, "logs", f"peak_{side}_t{threads}.log")
+                log = os.path.join(self.work, "logs", f"{workload}_{side}_t{threads}.log")
                 with open(log, "ab") as lf:
                     try:
                         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=lf, env=self.env(threads),
@@ -390,6 +395,10 @@ class Bench:
             # Peak RSS barely depends on the thread count: QUICK measures it at the largest one only.
             for threads in (self.args.threads[-1:] if self.quick else self.args.threads):
                 self.peak_mem(threads)
+        if not only or only.search("peak_mem_data_pipeline"):
+            # The pipeline's buffers and threads grow with the thread count: every thread count, also in QUICK.
+            for threads in self.args.threads:
+                self.peak_mem(threads, "peak_mem_data_pipeline")
         path = self.write_json()
         load1 = os.getloadavg()
         print(f"wrote {os.path.relpath(path)}; {time.monotonic() - t0:.0f} s; load {load1[0]:.1f}")

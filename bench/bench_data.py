@@ -1,5 +1,6 @@
 """data_pipeline, TensorFlow's side: the same pipeline as bench_data.c with tf.data, over the TFRecord file
-that tfc_bench wrote into the work folder (tfc's side is prepared first)."""
+that tfc_bench wrote into the work folder (tfc's side is prepared first). bench_data.c's header says how both
+sides do the same work with the same parallelism."""
 
 import os
 
@@ -9,9 +10,10 @@ PIPELINE_IMAGES = 4096
 PIPELINE_BATCH = 128
 PIPELINE_SHUFFLE = 1024
 PIPELINE_SIZE = 32
+PEAK_EPOCHS = 3  # peak-mem mode, as bench_data.c
 
 
-def tf_pipeline(tf, args):
+def make_dataset(tf, args):
     path = os.path.join(args.work_dir, "data_pipeline.tfrecord")
     if not os.path.exists(path):
         raise NotAvailable(f"{path} is missing (tfc_bench writes it)")
@@ -26,16 +28,42 @@ def tf_pipeline(tf, args):
     ds = tf.data.TFRecordDataset([path])
     ds = ds.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
     ds = ds.shuffle(PIPELINE_SHUFFLE, seed=1).batch(PIPELINE_BATCH).prefetch(tf.data.AUTOTUNE)
+    # threads = N: the map function runs on a private pool of N threads (AUTOTUNE's parallelism is capped at
+    # its size), each op inside it single-threaded
     opts = tf.data.Options()
     opts.threading.private_threadpool_size = args.threads
     opts.threading.max_intra_op_parallelism = 1
-    ds = ds.with_options(opts)
+    return ds.with_options(opts)
+
+
+def run_epoch(ds, checksum=False):
+    """One epoch; with checksum, the sum of every pixel and label (bench_data.c sums the same)."""
+    n, total = 0, 0.0
+    for x, y in ds:
+        n += int(x.shape[0])
+        if checksum:
+            total += float(x.numpy().astype("float64").sum()) + float(y.numpy().sum())
+    if n != PIPELINE_IMAGES:
+        raise RuntimeError(f"data_pipeline: {n} elements, expected {PIPELINE_IMAGES}")
+    return total
+
+
+def tf_pipeline(tf, args):
+    ds = make_dataset(tf, args)
+    case = Case(None, units=PIPELINE_IMAGES)
 
     def run(iters):
         for _ in range(iters):
-            n = 0
-            for x, _ in ds:
-                n += int(x.shape[0])
-            if n != PIPELINE_IMAGES:
-                raise RuntimeError(f"data_pipeline: {n} elements, expected {PIPELINE_IMAGES}")
-    return Case(run, units=PIPELINE_IMAGES)
+            if case.check != case.check:  # NaN: the first epoch (the warm-up) also sums its output
+                case.check = run_epoch(ds, checksum=True)
+            else:
+                run_epoch(ds)
+    case.run = run
+    return case
+
+
+def peak_mem(tf, args):
+    """PEAK_EPOCHS epochs in this process (the caller reads the peak RSS)."""
+    ds = make_dataset(tf, args)
+    for _ in range(PEAK_EPOCHS):
+        run_epoch(ds)

@@ -2,10 +2,11 @@
 tfc_bench, one framework and one thread count per process.
 
     python peers.py serve FRAMEWORK --threads N [--train-steps S] [--mlp-steps S] [--weights FILE] [--data-dir DIR] [--work-dir DIR]
-    python peers.py peak-mem tensorflow --threads N [--train-steps S] [--data-dir DIR]
+    python peers.py peak-mem tensorflow --threads N [--workload train_cnn|data_pipeline] [--train-steps S]
+                                        [--data-dir DIR] [--work-dir DIR]
 
-serve speaks tfc_bench's line protocol (bench/README.md); peak-mem trains the demo CNN in this process and
-prints "ok <ru_maxrss in KiB>". Workload names are tfc_bench's (see bench_ops.c and bench_keras.c)."""
+serve speaks tfc_bench's line protocol (bench/README.md); peak-mem runs one workload in this process (train_cnn:
+trains the demo CNN; data_pipeline: a few epochs of the input pipeline) and prints "ok <ru_maxrss in KiB>". Workload names are tfc_bench's (see bench_ops.c and bench_keras.c)."""
 
 import argparse
 import os
@@ -323,8 +324,13 @@ PEERS = {"tensorflow": TensorFlowPeer, "torch": TorchPeer, "onnxruntime": OnnxRu
 
 
 def peak_mem_tensorflow(args):
-    """The demo's training run in tf.keras: the whole training set in memory, fit with batch 128."""
+    """The demo's training run in tf.keras: the whole training set in memory, fit with batch 128; or the input
+    pipeline of data_pipeline."""
     peer = TensorFlowPeer(args)
+    if args.workload == "data_pipeline":
+        import bench_data
+        bench_data.peak_mem(peer.tf, args)
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     x, y = bc.load_fashion_mnist(args.data_dir)
     m = peer.model(True)
     m.fit(x, y, batch_size=BATCH, epochs=1, steps_per_epoch=args.train_steps, verbose=0)
@@ -341,6 +347,7 @@ def main():
     ap.add_argument("--weights")
     ap.add_argument("--data-dir")
     ap.add_argument("--work-dir", default=".")
+    ap.add_argument("--workload", default="train_cnn", choices=["train_cnn", "data_pipeline"])
     args = ap.parse_args()
     if args.mode == "peak-mem":
         if args.framework != "tensorflow":

@@ -12,8 +12,10 @@
  *                                  second epoch of each fit call: see bench_keras.c)
  *         free                     releases the prepared workload: "ok"
  *         quit
- *   tfc_bench peak-mem --threads N [--train-steps S] [--data-dir DIR]
- *       trains the demo CNN in this process and prints "ok <ru_maxrss in KiB>".
+ *   tfc_bench peak-mem --threads N [--workload train_cnn|data_pipeline] [--train-steps S] [--data-dir DIR]
+ *                      [--work-dir DIR]
+ *       runs one workload in this process and prints "ok <ru_maxrss in KiB>": train_cnn (the default) trains
+ *       the demo CNN, data_pipeline runs a few epochs of the input pipeline (bench_data.c).
  *
  * Everything libraries print goes to stderr: the protocol owns the original stdout. */
 #include <cblas.h>
@@ -138,8 +140,8 @@ static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: tfc_bench serve|peak-mem --threads N [--train-steps S] [--mlp-steps S] [--weights FILE] "
-                    "[--data-dir DIR] [--work-dir DIR]\n");
+    fprintf(stderr, "usage: tfc_bench serve|peak-mem --threads N [--workload W] [--train-steps S] [--mlp-steps S] "
+                    "[--weights FILE] [--data-dir DIR] [--work-dir DIR]\n");
     exit(2);
 }
 
@@ -147,6 +149,7 @@ int main(int argc, char **argv) {
     if (argc < 2) usage();
     const char *mode = argv[1];
     bench_cfg cfg = {.threads = 1, .train_steps = 10, .mlp_steps = 100, .work_dir = "."};
+    const char *workload = "train_cnn"; /* peak-mem */
     for (int i = 2; i < argc; i++) {
         if (i + 1 >= argc) usage();
         if (!strcmp(argv[i], "--threads"))
@@ -161,10 +164,14 @@ int main(int argc, char **argv) {
             cfg.data_dir = argv[++i];
         else if (!strcmp(argv[i], "--work-dir"))
             cfg.work_dir = argv[++i];
+        else if (!strcmp(argv[i], "--workload"))
+            workload = argv[++i];
         else
             usage();
     }
     if (cfg.threads < 1 || cfg.train_steps < 1 || cfg.mlp_steps < 1) usage();
+    const bool peak_data = !strcmp(workload, "data_pipeline");
+    if (!peak_data && strcmp(workload, "train_cnn")) usage();
 
     int fd = dup(STDOUT_FILENO);
     if (fd < 0 || !(proto = fdopen(fd, "w"))) return 1;
@@ -174,6 +181,10 @@ int main(int argc, char **argv) {
      * when it is called directly. */
     openblas_set_num_threads(cfg.threads);
     tfc_status st = TFC_STATUS_INIT;
+    if (!strcmp(mode, "peak-mem") && peak_data && !bench_data_ensure_file(&cfg, &st)) {
+        reply("%s %s", st.code == TFC_UNIMPLEMENTED ? "na" : "err", one_line(&st));
+        return st.code == TFC_UNIMPLEMENTED ? 0 : 1;
+    }
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = cfg.threads, .seed = 1, .has_seed = true}, &st);
     if (!ctx) {
         fprintf(stderr, "tfc_bench: %s\n", st.msg);
@@ -183,7 +194,7 @@ int main(int argc, char **argv) {
     if (!strcmp(mode, "serve")) {
         rc = serve(ctx, &cfg);
     } else if (!strcmp(mode, "peak-mem")) {
-        if (bench_peak_mem_train_cnn(ctx, &cfg, &st)) {
+        if (peak_data ? bench_peak_mem_data(ctx, &cfg, &st) : bench_peak_mem_train_cnn(ctx, &cfg, &st)) {
             struct rusage ru;
             getrusage(RUSAGE_SELF, &ru);
             reply("ok %ld", ru.ru_maxrss);
