@@ -118,8 +118,39 @@ static void test_variables(void) {
     tfc_scope_end(ctx);
 }
 
+/* The registry's name index: every registered op is found by its name, near misses are not, and an op
+ * registered at run time is found at once. */
+static const tfc_op_def index_test_op = {
+    .name = "TfcIndexTestOp", .inputs = "x: T", .outputs = "y: T", .attrs = "T: {float}", .shape = tfc_shape_same_as_input0,
+};
+
+static void test_registry_index(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    int n = tfc_op_count();
+    CHECK(n > 100);
+    for (int i = 0; i < n; i++) {
+        const tfc_op *op = tfc_op_at(i);
+        const char *name = tfc_op_get_def(op)->name;
+        CHECK(tfc_op_lookup(name) == op);
+        char near[128];
+        snprintf(near, sizeof near, "%sX", name);
+        CHECK(tfc_op_lookup(near) == NULL);
+        snprintf(near, sizeof near, "%.*s", (int)strlen(name) - 1, name);
+        CHECK(tfc_op_lookup(near) != op);
+    }
+    CHECK(tfc_op_lookup("") == NULL);
+    CHECK(tfc_op_lookup("conv2d") == NULL);
+    CHECK(tfc_op_lookup("TfcIndexTestOp") == NULL);
+    REQUIRE(tfc_op_register(&index_test_op, &st));
+    CHECK(tfc_op_count() == n + 1);
+    CHECK(tfc_op_lookup("TfcIndexTestOp") == tfc_op_at(n));
+    CHECK(!tfc_op_register(&index_test_op, &st) && st.code == TFC_ALREADY_EXISTS);
+    CHECK(tfc_op_count() == n + 1);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
+    test_registry_index();
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
     test_add_mul();
