@@ -1,6 +1,9 @@
-/* Image ops: PNG round trips for every channel count and depth, channel conversions, a JPEG decoded to
+/* Image ops: PNG round trips for every channel count and depth, round trips of mixed images in threads (libpng's
+ * per-thread block cache reused across sizes and after errors), channel conversions, a JPEG decoded to
  * TensorFlow's pixels, resize values against TensorFlow's, the resize gradient through a tape, wrappers and
  * errors, and corrupt images (random damage never crashes a decoder). */
+#include <pthread.h>
+
 #include "tfc_test.h"
 #include "tfc/ops/image.h"
 
@@ -91,6 +94,80 @@ static void test_png_round_trip(void) {
             tfc_tensor *ts[] = {img, png, back, other, f};
             for (size_t i = 0; i < 5; i++) tfc_tensor_unref(ts[i]);
         }
+}
+
+/* Decodes of images of many sizes, channel counts and depths, interleaved with corrupt ones, in three threads at
+ * once: libpng's blocks are reused across decodes of other sizes and after failed decodes, and every image still
+ * comes back exactly. */
+typedef struct {
+    uint64_t seed;
+    int ok, failed, rejected;
+} png_thread_arg;
+
+static void *png_thread(void *arg_) {
+    png_thread_arg *arg = arg_;
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *c = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 1}, &st);
+    if (!c) {
+        arg->failed++;
+        return NULL;
+    }
+    uint64_t r = arg->seed;
+    for (int it = 0; it < 120; it++) {
+        r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+        const int64_t h = 1 + (int64_t)(r % 70), w = 1 + (int64_t)((r >> 8) % 90), ch = 1 + (int64_t)((r >> 16) % 4);
+        const tfc_dtype dt = (r >> 20) % 3 ? TFC_UINT8 : TFC_UINT16;
+        tfc_tensor *img = tfc_tensor_new(dt, (const int64_t[]){h, w, ch}, 3, &st);
+        if (!img) {
+            arg->failed++;
+            continue;
+        }
+        uint8_t *d = tfc_tensor_mutable_data(img);
+        for (size_t i = 0; i < tfc_tensor_byte_size(img); i++) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            d[i] = (uint8_t)(i % 7 == 0 ? r : i / 3); /* compressible, not constant */
+        }
+        tfc_tensor *png = tfc_encode_png(c, img, (int)(r % 10), &st);
+        tfc_tensor *back = png ? tfc_decode_png(c, png, 0, dt, &st) : NULL;
+        if (back && tfc_shape_equal(tfc_tensor_shape(back), tfc_tensor_shape(img)) &&
+            !memcmp(tfc_tensor_data(back), d, tfc_tensor_byte_size(img)))
+            arg->ok++;
+        else
+            arg->failed++;
+        if (png && it % 4 == 0) { /* a damaged copy: fails (or decodes) without disturbing the next decodes */
+            size_t n;
+            const char *pd = tfc_tensor_string(png, 0, &n);
+            char *copy = malloc(n);
+            memcpy(copy, pd, n);
+            copy[n / 2] ^= 0x5a;
+            const char *cp = copy;
+            tfc_tensor *t = tfc_tensor_from_strings(&cp, &n, NULL, 0, &st);
+            tfc_tensor *bad = t ? tfc_decode_png(c, t, 0, dt, &st) : NULL;
+            arg->rejected += !bad && st.code == TFC_INVALID_ARGUMENT;
+            tfc_status_clear(&st);
+            tfc_tensor_unref(bad);
+            tfc_tensor_unref(t);
+            free(copy);
+        }
+        tfc_tensor_unref(back);
+        tfc_tensor_unref(png);
+        tfc_tensor_unref(img);
+    }
+    tfc_ctx_free(c);
+    return NULL;
+}
+
+static void test_png_threads(void) {
+    png_thread_arg args[3] = {{.seed = 11}, {.seed = 12345}, {.seed = 987654321}};
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) REQUIRE(pthread_create(&th[i], NULL, png_thread, &args[i]) == 0);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(args[i].ok == 120 && args[i].failed == 0);
+        CHECK(args[i].rejected > 0);
+    }
+    png_thread(&args[0]); /* and on this thread, whose cache outlives the test */
+    CHECK(args[0].ok == 240 && args[0].failed == 0);
 }
 
 static void test_png_channels(void) {
@@ -280,6 +357,7 @@ int main(void) {
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
     test_png_round_trip();
+    test_png_threads();
     test_png_channels();
     test_jpeg();
     test_encode_jpeg();
