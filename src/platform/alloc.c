@@ -105,7 +105,7 @@ static block_hdr *header(void *ptr) { return (block_hdr *)ptr - 1; }
 
 void *tfc_aligned_alloc(size_t size) {
     if (inject_failure()) return NULL;
-    if (size > SIZE_MAX - 2 * 4096) return NULL; /* rounding and the header would overflow */
+    if (size > PTRDIFF_MAX - 2 * 4096) return NULL; /* no object is that large; rounding and the header fit */
     size_t rs = round_size(size ? size : ALIGN);
     if (rs >= CACHE_MIN_BYTES) {
         pthread_mutex_lock(&cache_mu);
