@@ -70,8 +70,8 @@ static void png_read_mem(png_structp png, png_bytep out, size_t n) {
 
 /* libpng's memory: a decode allocates its structs, row buffers and zlib's state and 32 KiB window (~45 KiB in
  * about ten blocks) and frees them all at the end. Blocks too large for malloc's per-thread caches cost more
- * there than decoding a small image, so each thread keeps the blocks of its last decode (at most
- * PNG_CACHE_BLOCKS of at most PNG_CACHE_BYTES together) and hands them out again for the same sizes; a thread's
+ * there than decoding a small image, so each thread keeps the blocks freed last (at most PNG_CACHE_BLOCKS of at
+ * most PNG_CACHE_BYTES together, the oldest going first) and hands them out again for the same sizes; a thread's
  * blocks are freed when it exits. Off under AddressSanitizer, so that use-after-free stays detectable. */
 #define PNG_CACHE_BLOCKS 16
 #define PNG_CACHE_BYTES ((size_t)256 << 10)
@@ -115,7 +115,8 @@ static png_voidp png_cache_malloc(png_structp png, png_alloc_size_t size) {
     for (int i = c->n - 1; i >= 0; i--) {
         png_block_hdr *h = c->p[i];
         if (h->size == size) {
-            c->p[i] = c->p[--c->n];
+            memmove(c->p + i, c->p + i + 1, (size_t)(c->n - i - 1) * sizeof c->p[0]); /* keep the age order */
+            c->n--;
             c->bytes -= size;
             return h + 1;
         }
@@ -136,12 +137,20 @@ static void png_cache_free(png_structp png, png_voidp ptr) {
         pthread_once(&png_cache_once, png_cache_key_make);
         png_cache_registered = png_cache_key_ok && pthread_setspecific(png_cache_key, c) == 0;
     }
-    if (png_cache_registered && c->n < PNG_CACHE_BLOCKS && c->bytes + h->size <= PNG_CACHE_BYTES) {
-        c->p[c->n++] = h;
-        c->bytes += h->size;
+    if (!png_cache_registered || h->size > PNG_CACHE_BYTES) {
+        free(h);
         return;
     }
-    free(h);
+    /* the oldest blocks make room (sizes that vary from image to image, such as a chunk's buffer, age out) */
+    int drop = 0;
+    size_t bytes = c->bytes;
+    while (drop < c->n && (c->n - drop >= PNG_CACHE_BLOCKS || bytes + h->size > PNG_CACHE_BYTES))
+        bytes -= ((png_block_hdr *)c->p[drop++])->size;
+    for (int i = 0; i < drop; i++) free(c->p[i]);
+    memmove(c->p, c->p + drop, (size_t)(c->n - drop) * sizeof c->p[0]);
+    c->n -= drop;
+    c->bytes = bytes + h->size;
+    c->p[c->n++] = h;
 }
 
 static void png_dec_free(png_dec *d) {
