@@ -40,7 +40,10 @@
  * by the iterator, started at its first next, with bounded buffers (memory never grows with the dataset's
  * size). Freeing an iterator mid-epoch stops and joins them. TFC_AUTOTUNE picks parallelism and buffer sizes
  * at run time (see "AUTOTUNE" below). Output order is deterministic unless deterministic is TFC_NO (or the
- * dataset options say so).
+ * dataset options say so). Cheap elements change hands between threads in runs: a stage whose elements take
+ * less than ~200 us wakes a waiting consumer once a run of ready elements (about 200 us of work, at most 32
+ * elements and 256 KiB) is there, and a parallel map or batch then buffers up to two runs besides its
+ * parallelism; slower or larger elements are handed over one at a time.
  *
  * AUTOTUNE. A rate-based hill climb per parallel stage: the stage starts with parallelism 1 (prefetch: buffer
  * 1) and, over windows of 16 elements, measures the fraction of the consumer's time spent waiting for it; above

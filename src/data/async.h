@@ -3,7 +3,8 @@
  * Worker threads take turns fetching input (sequentially, under an input lock, so input order is kept) into a
  * reserved output slot, then process it in parallel (map's function, batch's stacking) and mark the slot ready.
  * The consumer pops the oldest slot when it is ready (deterministic) or any ready slot. Slots outstanding are
- * bounded by `capacity`, the work in flight by `parallelism`: memory never grows with the dataset. */
+ * bounded by `capacity`, the work in flight by `parallelism`: memory never grows with the dataset. Cheap elements
+ * are handed over in runs, which a stage whose capacity follows its parallelism buffers besides (async.c). */
 #ifndef TFC_DATA_ASYNC_H
 #define TFC_DATA_ASYNC_H
 
