@@ -122,6 +122,32 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
     if (rest < 0 || (n_lists == 0 && rest != 0)) {
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s expects %d inputs, got %d", name, singles, n_in);
     }
+    /* The length of each list arg: its number or list(type) attr when the caller gave one. When several
+     * lists have none, a number attr's default decides (_FusedConv2D's host_args: num_host_args = 0), and
+     * the lists still unknown share the remaining inputs equally. */
+    int64_t list_len[TFC_MAX_ARGS], known = 0;
+    int unknown = 0;
+    for (int a = 0; a < op->n_in_args; a++) {
+        const tfc_arg_spec *s = &op->in[a];
+        list_len[a] = -1;
+        if (s->kind == TFC_ARG_N_TYPE && ra->a[s->number_attr].kind == TFC_ATTR_INT)
+            list_len[a] = ra->a[s->number_attr].v.i;
+        else if (s->kind == TFC_ARG_TYPE_LIST && ra->a[s->type_attr].kind == TFC_ATTR_LIST_TYPE)
+            list_len[a] = ra->a[s->type_attr].n;
+        else if (s->kind == TFC_ARG_N_TYPE || s->kind == TFC_ARG_TYPE_LIST)
+            unknown++;
+        if (list_len[a] >= 0) known += list_len[a];
+    }
+    for (int a = 0; a < op->n_in_args && unknown > 1; a++) {
+        const tfc_arg_spec *s = &op->in[a];
+        if (s->kind == TFC_ARG_N_TYPE && list_len[a] < 0 && op->attrs[s->number_attr].has_default) {
+            list_len[a] = op->attrs[s->number_attr].dflt.v.i;
+            known += list_len[a];
+            unknown--;
+        }
+    }
+    const int64_t share = unknown ? (rest - known) / unknown : 0;
+    if (share < 0) goto count;
     int pos = 0;
     for (int a = 0; a < op->n_in_args; a++) {
         const tfc_arg_spec *s = &op->in[a];
@@ -144,7 +170,7 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
             if (na->kind != TFC_ATTR_INT) {
                 na->name = op->attrs[s->number_attr].name;
                 na->kind = TFC_ATTR_INT;
-                na->v.i = n_lists ? rest / n_lists : 0;
+                na->v.i = list_len[a] >= 0 ? list_len[a] : share;
             }
             int64_t cnt = na->v.i;
             if (cnt < 0 || pos + cnt > n_in) goto count;
@@ -159,13 +185,13 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
             break;
         }
         case TFC_ARG_TYPE_LIST: {
-            int cnt = n_lists ? rest / n_lists : 0;
+            int64_t cnt = list_len[a] >= 0 ? list_len[a] : share;
             tfc_attr *ta = &ra->a[s->type_attr];
             if (pos + cnt > n_in || cnt > TFC_MAX_IO) goto count;
             for (int k = 0; k < cnt; k++) ra->type_lists[k] = in[pos + k]->dtype;
             ta->name = op->attrs[s->type_attr].name;
             ta->kind = TFC_ATTR_LIST_TYPE;
-            ta->n = cnt;
+            ta->n = (int)cnt;
             ta->v.types = ra->type_lists;
             pos += cnt;
             break;
