@@ -133,6 +133,8 @@ static bool unit_args(const gemm_job *j, int64_t u, tfc_gemm_args *s, int64_t *k
     s->a = g->ta ? g->a + k0 * g->lda + m0 : g->a + m0 * g->lda + k0;
     s->b = g->tb ? g->b + n0 * g->ldb + k0 : g->b + k0 * g->ldb + n0;
     if (g->bp) s->bp = g->bp + k0 * j->isa->bp_nr(g); /* only with un == 1: n0 == 0 */
+    s->ep_col = g->ep_col + n0;
+    if (j->uk > 1) s->ep = NULL; /* applied once the partial sums are added (reduce_rows) */
     if (*ku == 0) {
         s->c = g->c + m0 * g->ldc + n0;
     } else {
@@ -169,6 +171,7 @@ static void reduce_rows(void *arg, int64_t b, int64_t e) {
             const float *restrict pr = j->partial + u * m * n + i * n;
             for (int64_t q = 0; q < n; q++) cr[q] += pr[q];
         }
+        if (j->g.ep) tfc_epilogue_f32(j->g.ep, cr, 1, n, j->g.ldc, j->g.ep_col);
     }
 }
 
@@ -206,17 +209,20 @@ static void plan(gemm_job *j, int T) {
 /* Below about this many multiply-adds (15-20 microseconds on one core) waking the pool costs more than it saves. */
 #define GEMM_PARALLEL_MIN_MACS 2097152.0
 
-void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
-               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, tfc_threadpool *pool) {
+static void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, const tfc_epilogue *ep,
+                  tfc_threadpool *pool) {
     if (m <= 0 || n <= 0) return;
     if (k <= 0 || alpha == 0.0f) {
         scale_c(m, n, beta, c, ldc);
+        if (ep) tfc_epilogue_f32(ep, c, m, n, ldc, 0);
         return;
     }
-    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc, NULL, 0};
+    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc, NULL, 0, ep, 0};
     const tfc_gemm_isa *isa = isa_get();
     if (isa == &blas_isa) {
         blas_gemm(&g);
+        if (ep) tfc_epilogue_f32(ep, c, m, n, ldc, 0);
         return;
     }
     gemm_job j = {.isa = isa, .g = g};
@@ -240,6 +246,7 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
     char *buf = tfc_aligned_alloc(ws_floats * sizeof(float) + (size_t)j.n_slots * sizeof(_Atomic int));
     if (!buf) { /* no scratch: OpenBLAS manages its own */
         blas_gemm(&g);
+        if (ep) tfc_epilogue_f32(ep, c, m, n, ldc, 0);
         return;
     }
     j.ws = (float *)buf;
@@ -258,6 +265,16 @@ void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, floa
         if (j.uk > 1) tfc_parallel_for(pool, m, n * (j.uk - 1), reduce_rows, &j);
     }
     tfc_aligned_free(buf);
+}
+
+void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+               int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, tfc_threadpool *pool) {
+    sgemm(trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL, pool);
+}
+
+void tfc_sgemm_ep(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                  const float *b, int64_t ldb, float *c, int64_t ldc, const tfc_epilogue *ep, tfc_threadpool *pool) {
+    sgemm(trans_a, trans_b, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc, ep, pool);
 }
 
 /* ---- implicit-GEMM convolution ---- */
@@ -279,6 +296,7 @@ bool tfc_sgemm_conv(const tfc_gemm_conv *cv, tfc_threadpool *pool) {
     if (P <= 0 || cv->cout <= 0) return true;
     if (K <= 0) {
         memset(cv->y, 0, (size_t)(P * cv->cout) * sizeof(float));
+        if (cv->ep) tfc_epilogue_rows(pool, cv->ep, false, cv->y, P, cv->cout);
         return true;
     }
     float *fp = tfc_aligned_alloc(isa->conv_pack_floats(cv) * sizeof(float));

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernels/cpu/epilogue.h"
 #include "tfc/platform.h"
 
 /* C[m, n] = alpha * op(A)[m, k] op(B)[k, n] + beta * C, all row-major; op(X) = X^T when trans_x.
@@ -26,6 +27,11 @@
  * loop). */
 void tfc_sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
                int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc, tfc_threadpool *pool);
+
+/* C[m, n] = act(op(A) op(B) + bias) for a fused op (alpha 1, beta 0): tfc_sgemm with the epilogue `ep`
+ * (bias: n floats, or NULL) applied as each output tile is stored (see epilogue.h). ep NULL: tfc_sgemm. */
+void tfc_sgemm_ep(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                  const float *b, int64_t ldb, float *c, int64_t ldc, const tfc_epilogue *ep, tfc_threadpool *pool);
 
 /* Name of the micro-kernel set in use: "avx512", "avx2", "baseline" or "blas" (TFC_GEMM=blas routes every
  * product to cblas_sgemm; TFC_GEMM=avx2|baseline caps the ISA, for tests and comparisons). */
@@ -54,6 +60,8 @@ typedef struct tfc_gemm_conv {
     /* f is instead the filter of the convolution whose input gradient this is, [kh, kw, cout, c]: the one used
      * is it flipped in both spatial dims with its channel dims swapped (kwc = kw * c) */
     bool flip;
+    /* applied to y as its tiles are stored (bias: cout floats); NULL: none. Forward convolutions only. */
+    const tfc_epilogue *ep;
 } tfc_gemm_conv;
 
 /* Computes the convolution above on `pool`. False, with nothing written, when tfc_sgemm runs on cblas
@@ -79,6 +87,10 @@ typedef struct tfc_gemm_args {
      * j * NR...) of this product's B at bp + j * bp_stride, row p of it at + p * NR. NULL: serial packs. */
     const float *bp;
     int64_t bp_stride;
+    /* the epilogue of a fused op (NULL: none), applied with the last k block; column j of this product is
+     * column ep_col + j of the epilogue's bias */
+    const tfc_epilogue *ep;
+    int64_t ep_col;
 } tfc_gemm_args;
 
 typedef struct tfc_gemm_isa {
