@@ -22,6 +22,25 @@ static void gemm_f64(tfc_threadpool *pool, bool ta, bool tb, int64_t m, int64_t 
                 a, (int)lda, b, (int)ldb, beta, c, (int)ldc);
 }
 
+/* C[m, n] = act(A B + bias[col ...]): float in the GEMM's tile stores; double in a pass over the rows just
+ * computed (float64 is the reference dtype, not a fast path). */
+static void gemm_ep_f32(tfc_threadpool *pool, int64_t m, int64_t n, int64_t k, const float *a, int64_t lda,
+                        const float *b, int64_t ldb, float *c, int64_t ldc, const tfc_epilogue *ep, int64_t col) {
+    if (!ep || !col) {
+        tfc_sgemm_ep(false, false, m, n, k, a, lda, b, ldb, c, ldc, ep, pool);
+        return;
+    }
+    tfc_epilogue e = *ep; /* a grouped convolution's group: its slice of the bias */
+    e.bias = e.bias ? (const float *)e.bias + col : NULL;
+    tfc_sgemm_ep(false, false, m, n, k, a, lda, b, ldb, c, ldc, &e, pool);
+}
+
+static void gemm_ep_f64(tfc_threadpool *pool, int64_t m, int64_t n, int64_t k, const double *a, int64_t lda,
+                        const double *b, int64_t ldb, double *c, int64_t ldc, const tfc_epilogue *ep, int64_t col) {
+    gemm_f64(pool, false, false, m, n, k, 1, a, lda, b, ldb, 0, c, ldc);
+    if (ep) tfc_epilogue_f64(ep, c, m, n, ldc, col);
+}
+
 /* ---- float32 without im2col (tfc_sgemm_conv) ----
  * Forward convolutions and filter gradients with width dilation 1, and backprop-input with stride 1, read
  * their A rows (columns for the filter gradient) from the (padded) input in place. This saves writing and re-reading the col matrix, which measured 10-15% of a 3x3
@@ -74,7 +93,8 @@ static const float *padded(tfc_threadpool *pool, const float *src, int64_t n, in
     return d;
 }
 
-static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y) {
+static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
+                             const tfc_epilogue *ep) {
     if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1) return false;
     float *owned;
     const float *xp = padded(pool, x, g->batch, g->in_h, g->in_w, g->in_c, g->pad_top, g->pad_bottom, g->pad_left,
@@ -83,7 +103,7 @@ static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
     const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;
     tfc_gemm_conv cv = {.x = xp, .hp = hp, .wp = wp, .c = g->in_c, .sh = g->stride_h, .sw = g->stride_w,
                         .n = g->batch, .oh = g->out_h, .ow = g->out_w, .kh = g->k_h, .kwc = g->k_w * g->in_c,
-                        .seg = g->dil_h * wp * g->in_c, .f = f, .cout = g->out_c, .y = y};
+                        .seg = g->dil_h * wp * g->in_c, .f = f, .cout = g->out_c, .y = y, .ep = ep};
     bool ok = tfc_sgemm_conv(&cv, pool);
     tfc_aligned_free(owned);
     return ok;
@@ -140,6 +160,7 @@ static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g
 #define T float
 #define SFX f32
 #define GEMM gemm_f32
+#define GEMM_EP gemm_ep_f32
 #define IMPLICIT_BWD_FILTER implicit_bwd_filter_f32
 #define IMPLICIT_FWD implicit_fwd_f32
 #define IMPLICIT_BWD_INPUT implicit_bwd_input_f32
@@ -147,6 +168,7 @@ static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g
 #undef T
 #undef SFX
 #undef GEMM
+#undef GEMM_EP
 #undef IMPLICIT_FWD
 #undef IMPLICIT_BWD_INPUT
 #undef IMPLICIT_BWD_FILTER
@@ -154,7 +176,9 @@ static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g
 #define T double
 #define SFX f64
 #define GEMM gemm_f64
+#define GEMM_EP gemm_ep_f64
 #include "kernels/cpu/conv_gemm_tmpl.h"
 #undef T
 #undef SFX
 #undef GEMM
+#undef GEMM_EP

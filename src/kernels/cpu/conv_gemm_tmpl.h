@@ -2,9 +2,11 @@
  *   T     element type (float, double)
  *   SFX   function-name suffix (f32, f64)
  *   GEMM  the GEMM wrapper (gemm_f32, gemm_f64): GEMM(pool, trans_a, trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+ *   GEMM_EP  the forward product with a fused op's epilogue (tfc_epilogue; NULL: none), its bias column of
+ *         the product's first column: GEMM_EP(pool, m, n, k, a, lda, b, ldb, c, ldc, ep, col)
  *   IMPLICIT_FWD, IMPLICIT_BWD_INPUT, IMPLICIT_BWD_FILTER (optional) a convolution without im2col, tried
- *         first with the function's own arguments: (pool, g, in1, in2, out)
- *         -> false when it does not apply or cannot run
+ *         first with the function's own arguments: (pool, g, in1, in2, out), IMPLICIT_FWD also with the
+ *         epilogue -> false when it does not apply or cannot run
  *
  * Layouts (NHWC data, TensorFlow filter layout):
  *   x  [N, H, W, C]        f  [KH, KW, Cg, Cout]   (Cg = C / G input channels per group)
@@ -151,20 +153,21 @@ static T *FN(tile_alloc)(const tfc_conv_geom *g, int64_t *tile_rows, tfc_status 
     return p;
 }
 
-bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x, const T *f, T *y, tfc_status *st) {
+bool FN(tfc_conv2d_fwd_ep)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x, const T *f, T *y,
+                           const tfc_epilogue *ep, tfc_status *st) {
     const int64_t N = g->batch, C = g->in_c, OH = g->out_h, OW = g->out_w, Cout = g->out_c, G = g->groups;
     const int64_t P = N * OH * OW, K = g->k_h * g->k_w * C, Kg = K / G, Cog = Cout / G;
     if (P == 0 || Cout == 0) return true;
     if (FN(is_pointwise)(g)) {
-        GEMM(pool, false, false, P, Cout, C, 1, x, C, f, Cout, 0, y, Cout);
+        GEMM_EP(pool, P, Cout, C, x, C, f, Cout, y, Cout, ep, 0);
         return true;
     }
     if (FN(is_full)(g)) {
-        GEMM(pool, false, false, N, Cout, K, 1, x, K, f, Cout, 0, y, Cout);
+        GEMM_EP(pool, N, Cout, K, x, K, f, Cout, y, Cout, ep, 0);
         return true;
     }
 #ifdef IMPLICIT_FWD
-    if (IMPLICIT_FWD(pool, g, x, f, y)) return true;
+    if (IMPLICIT_FWD(pool, g, x, f, y, ep)) return true;
 #endif
     int64_t tr;
     T *col = FN(tile_alloc)(g, &tr, st);
@@ -176,11 +179,14 @@ bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x
         const int64_t M = j.nr * OW;
         T *yt = y + r0 * OW * Cout;
         for (int64_t gi = 0; gi < G; gi++)
-            GEMM(pool, false, false, M, Cog, Kg, 1, col + gi * Kg, K,
-                 f + gi * Cog, Cout, 0, yt + gi * Cog, Cout);
+            GEMM_EP(pool, M, Cog, Kg, col + gi * Kg, K, f + gi * Cog, Cout, yt + gi * Cog, Cout, ep, gi * Cog);
     }
     tfc_aligned_free(col);
     return true;
+}
+
+bool FN(tfc_conv2d_fwd)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *x, const T *f, T *y, tfc_status *st) {
+    return FN(tfc_conv2d_fwd_ep)(pool, g, x, f, y, NULL, st);
 }
 
 bool FN(tfc_conv2d_bwd_input)(tfc_threadpool *pool, const tfc_conv_geom *g, const T *dy, const T *f, T *dx,

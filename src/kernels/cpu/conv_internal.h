@@ -7,6 +7,7 @@
 #ifndef TFC_KERNELS_CPU_CONV_INTERNAL_H
 #define TFC_KERNELS_CPU_CONV_INTERNAL_H
 
+#include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/kernels.h"
 #include "ops/conv_geom.h"
 
@@ -45,6 +46,12 @@ void tfc_conv_zero(tfc_threadpool *pool, void *p, size_t n);
  * y [batch, out_h, out_w, out_c]. Grouped convolution when g->groups > 1. False only when out of memory. */
 bool tfc_conv2d_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y, tfc_status *st);
 bool tfc_conv2d_fwd_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *f, double *y, tfc_status *st);
+/* The forward convolution with a fused op's epilogue (epilogue.h; bias: out_c values of the data type, NULL
+ * ep: none): float32 applies it as the GEMM stores each output tile, float64 in a pass over each tile's rows. */
+bool tfc_conv2d_fwd_ep_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
+                           const tfc_epilogue *ep, tfc_status *st);
+bool tfc_conv2d_fwd_ep_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *f, double *y,
+                           const tfc_epilogue *ep, tfc_status *st);
 bool tfc_conv2d_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f, float *dx, tfc_status *st);
 bool tfc_conv2d_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *dy, const double *f, double *dx, tfc_status *st);
 bool tfc_conv2d_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);

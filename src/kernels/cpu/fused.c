@@ -1,0 +1,131 @@
+/* Kernels of the fused ops _FusedConv2D and _FusedMatMul (src/ops/fused_ops.c): y = act(op(x, w) + bias).
+ *
+ * float32 applies the bias and activation in the GEMM's tile stores (epilogue.h): in the implicit-GEMM and
+ * im2col convolutions alike, so no pass over the output follows. half and bfloat16 compute the same way in
+ * float (the conv/GEMM staging widens them) and round once at the end; float64 (the reference dtype) runs
+ * OpenBLAS and then the epilogue over the output rows. */
+#include <cblas.h>
+#include <limits.h>
+#include <string.h>
+
+#include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linalg_blas.h"
+#include "ops/fused_ops.h"
+
+static bool read_epilogue(tfc_kernel_ctx *k, tfc_epilogue *ep, tfc_status *st) {
+    tfc_fused_spec fs;
+    if (!tfc_fused_spec_read(k->op->name, k->attrs, &fs, st)) return false;
+    static const tfc_epi_act map[] = {[TFC_FUSED_LINEAR] = TFC_EPI_NONE, [TFC_FUSED_RELU] = TFC_EPI_RELU,
+                                      [TFC_FUSED_RELU6] = TFC_EPI_RELU6, [TFC_FUSED_ELU] = TFC_EPI_ELU,
+                                      [TFC_FUSED_LEAKY_RELU] = TFC_EPI_LEAKY_RELU};
+    *ep = (tfc_epilogue){.act = map[fs.act], .alpha = fs.alpha};
+    return true;
+}
+
+/* The bias in dtype ct: the tensor's own data when it has that dtype, else a converted copy in *owned. */
+static const void *bias_as(tfc_kernel_ctx *k, const tfc_tensor *b, tfc_dtype ct, void **owned, tfc_status *st) {
+    *owned = NULL;
+    if (b->dtype == ct) return b->data;
+    size_t bytes = (size_t)(b->num_elements > 0 ? b->num_elements : 1) * tfc_dtype_size(ct);
+    if (!(*owned = tfc_malloc(bytes))) {
+        tfc_status_oom(st, k->op->name, bytes);
+        return NULL;
+    }
+    tfc_conv_convert(k->pool, b->data, b->dtype, *owned, ct, b->num_elements);
+    return *owned;
+}
+
+/* _FusedConv2D(input, filter, bias): the forward convolution of conv.c with the epilogue, on the NHWC
+ * compute form (NCHW and half/bfloat16 tensors staged through it as Conv2D's are). */
+static bool fused_conv2d(tfc_kernel_ctx *k, tfc_status *st) {
+    const char *op = k->op->name;
+    tfc_epilogue ep;
+    if (!read_epilogue(k, &ep, st)) return false;
+    tfc_conv_geom g;
+    if (!tfc_conv_geom_init(op, TFC_CONV_2D, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &g, st)) return false;
+    if (!k->out[0]) { /* shape left unknown by a graph trace */
+        int64_t od[4];
+        tfc_conv_dims(g.nchw, g.batch, g.out_h, g.out_w, g.out_c, od);
+        if (!tfc_kernel_alloc_output(k, 0, od, 4, st)) return false;
+    }
+    tfc_tensor *out = k->out[0];
+    if (out->num_elements == 0) return true;
+    const int64_t K = g.k_h * g.k_w * g.in_c;
+    if (K > INT_MAX / 2 || g.out_c > INT_MAX / 2 || g.out_w > INT_MAX / 2)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: filter of %lld x %lld elements is too large for the BLAS backend",
+                              op, (long long)K, (long long)g.out_c);
+    tfc_dtype ct = tfc_conv_compute_dtype(out->dtype);
+    conv_buf x = {0}, f = {0}, y = {0};
+    void *bias_owned = NULL;
+    bool ok = tfc_conv_load(k, k->in[0], ct, g.nchw, &x, st) && tfc_conv_load(k, k->in[1], ct, false, &f, st) &&
+              tfc_conv_out(out, ct, g.nchw, &y, st) && (ep.bias = bias_as(k, k->in[2], ct, &bias_owned, st));
+    if (ok)
+        ok = ct == TFC_FLOAT ? tfc_conv2d_fwd_ep_f32(k->pool, &g, x.data, f.data, y.data, &ep, st)
+                             : tfc_conv2d_fwd_ep_f64(k->pool, &g, x.data, f.data, y.data, &ep, st);
+    if (ok) ok = tfc_conv_store(k, &y, out, ct, g.nchw, st);
+    tfc_conv_release(&x);
+    tfc_conv_release(&f);
+    tfc_conv_release(&y);
+    tfc_free(bias_owned);
+    return ok;
+}
+
+/* _FusedMatMul(a, b, bias): C [m, n] = act(op(A) op(B) + bias). */
+static bool fused_matmul(tfc_kernel_ctx *k, tfc_status *st) {
+    tfc_epilogue ep;
+    if (!read_epilogue(k, &ep, st)) return false;
+    const bool ta = tfc_attrs_bool(k->attrs, "transpose_a", false), tb = tfc_attrs_bool(k->attrs, "transpose_b", false);
+    const tfc_tensor *a = k->in[0], *b = k->in[1];
+    if (!k->out[0]) { /* shape left unknown by a graph trace */
+        const int64_t od[2] = {a->shape.dims[ta ? 1 : 0], b->shape.dims[tb ? 0 : 1]};
+        if (!tfc_kernel_alloc_output(k, 0, od, 2, st)) return false;
+    }
+    tfc_tensor *out = k->out[0];
+    const int64_t m = out->shape.dims[0], n = out->shape.dims[1], kk = a->shape.dims[ta ? 0 : 1];
+    const int64_t lda = ta ? m : kk, ldb = tb ? kk : n;
+    if (out->num_elements == 0) return true;
+    const tfc_dtype dt = out->dtype;
+    if (dt == TFC_DOUBLE) {
+        ep.bias = k->in[2]->data;
+        if (kk == 0) {
+            memset(out->data, 0, (size_t)out->num_elements * sizeof(double));
+        } else {
+            if (m > INT_MAX || n > INT_MAX || kk > INT_MAX)
+                return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: [%lld, %lld] x [%lld, %lld] is too large for the BLAS backend",
+                                      k->op->name, (long long)m, (long long)kk, (long long)kk, (long long)n);
+            tfc_blas_set_threads(k);
+            cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                        (int)kk, 1.0, a->data, (int)lda, b->data, (int)ldb, 0.0, out->data, (int)n);
+        }
+        tfc_epilogue_rows(k->pool, &ep, true, out->data, m, n);
+        return true;
+    }
+    if (dt == TFC_FLOAT) {
+        ep.bias = k->in[2]->data;
+        tfc_sgemm_ep(ta, tb, m, n, kk, a->data, lda, b->data, ldb, out->data, n, &ep, k->pool);
+        return true;
+    }
+    if (dt != TFC_HALF && dt != TFC_BFLOAT16) return tfc_kernel_unimplemented(k, dt, st);
+    /* half / bfloat16: float copies of the operands, a float product, one rounding at the end */
+    const int64_t na = a->num_elements, nb = b->num_elements, nc = out->num_elements;
+    size_t bytes = (size_t)(na + nb + nc + n) * sizeof(float);
+    float *buf = tfc_malloc(bytes);
+    if (!buf) return tfc_status_oom(st, k->op->name, bytes);
+    float *af = buf, *bf = af + na, *cf = bf + nb, *biasf = cf + nc;
+    tfc_conv_convert(k->pool, a->data, dt, af, TFC_FLOAT, na);
+    tfc_conv_convert(k->pool, b->data, dt, bf, TFC_FLOAT, nb);
+    tfc_conv_convert(k->pool, k->in[2]->data, dt, biasf, TFC_FLOAT, n);
+    ep.bias = biasf;
+    tfc_sgemm_ep(ta, tb, m, n, kk, af, lda, bf, ldb, cf, n, &ep, k->pool);
+    tfc_conv_convert(k->pool, cf, TFC_FLOAT, out->data, dt, nc);
+    tfc_free(buf);
+    return true;
+}
+
+const tfc_kernel_reg tfc_cpu_kernels_fused[] = {
+    {"_FusedConv2D", fused_conv2d},
+    {"_FusedMatMul", fused_matmul},
+    {NULL, NULL},
+};
