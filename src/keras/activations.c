@@ -102,6 +102,24 @@ tfc_tensor *tfc_activation_apply(tfc_ctx *ctx, const char *name, tfc_tensor *x, 
     return y;
 }
 
+const char *tfc_activation_fused_op(const char *name) {
+    if (!name || !*name || !strcmp(name, "linear")) return "";
+    if (!strcmp(name, "relu")) return "Relu";
+    if (!strcmp(name, "relu6")) return "Relu6";
+    if (!strcmp(name, "elu")) return "Elu";
+    if (!strcmp(name, "leaky_relu")) return "LeakyRelu";
+    return NULL;
+}
+
+int tfc_activation_fused_attrs(const char *op, const char *ops[2], tfc_attr *attrs, int n) {
+    ops[0] = "BiasAdd";
+    ops[1] = op;
+    attrs[n++] = (tfc_attr){.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = *op ? 2 : 1, .v.strs = ops};
+    attrs[n++] = TFC_ATTR_I("num_args", 1);
+    attrs[n++] = TFC_ATTR_F("leakyrelu_alpha", 0.2); /* activations.leaky_relu's default negative_slope */
+    return n;
+}
+
 /* The name Keras's get_config writes: activations serialize as their function, so aliases collapse
  * ("silu" is tf.keras.activations.swish) and no activation is "linear". */
 const char *tfc_activation_config_name(const char *name) {

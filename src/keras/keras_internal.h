@@ -108,6 +108,13 @@ struct tfc_model {
 
 /* Keras's serialized name of an activation ("silu" -> "swish", NULL -> "linear"); src/keras/activations.c. */
 const char *tfc_activation_config_name(const char *name);
+/* The activation as the fused ops (_FusedConv2D, _FusedMatMul) name it after "BiasAdd": "" for linear (or
+ * none), "Relu", "Relu6", "Elu", "LeakyRelu" (slope 0.2, as Keras's "leaky_relu"); NULL when it has no fused
+ * form (the layer then runs BiasAdd and the activation's own ops). src/keras/activations.c. */
+const char *tfc_activation_fused_op(const char *name);
+/* Appends the fused_ops, num_args and leakyrelu_alpha attrs for tfc_activation_fused_op's `op` to attrs
+ * (3 of them); `ops` is storage for the fused_ops list that must outlive the call. Returns the new count. */
+int tfc_activation_fused_attrs(const char *op, const char *ops[2], tfc_attr *attrs, int n);
 
 /* ---- the layer base (src/keras/layer.c) ---- */
 /* Keras's backend.get_uid(prefix): 1, 2, ... per prefix, process-wide (reset by tfc_keras_clear_session). */

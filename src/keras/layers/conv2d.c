@@ -140,12 +140,32 @@ static bool conv2d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     for (int i = 0; i < 4; i++) a.strides[i] = a.dilations[i] = 1;
     a.strides[hd] = c->strides[0], a.strides[hd + 1] = c->strides[1];
     a.dilations[hd] = c->dilation_rate[0], a.dilations[hd + 1] = c->dilation_rate[1];
-    tfc_tensor *y = tfc_conv2d(ctx, x, k, &a, st);
-    if (!y) return false;
-    if (c->use_bias) {
+    /* float32 channels_last with a bias and an activation the fused op has: one _FusedConv2D, which adds the
+     * bias and applies the activation as the convolution stores each output tile, instead of a BiasAdd and
+     * an activation pass over the whole output (and their two gradient passes) */
+    const char *fused = c->use_bias && !cf && tfc_tensor_dtype(x) == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
+                            ? tfc_activation_fused_op(c->activation)
+                            : NULL;
+    tfc_tensor *y;
+    if (fused) {
         tfc_tensor *b = tfc_variable_read(ctx, c->bias, st);
-        tfc_attr df = TFC_ATTR_S("data_format", cf ? "NCHW" : "NHWC");
-        if (!b || !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, &df, 1, st))) return false;
+        if (!b) return false;
+        tfc_attr at[8];
+        const char *ops[2];
+        int na = 0;
+        at[na++] = TFC_ATTR_INTS("strides", a.strides, 4);
+        at[na++] = TFC_ATTR_S("padding", a.padding);
+        at[na++] = TFC_ATTR_S("data_format", "NHWC");
+        at[na++] = TFC_ATTR_INTS("dilations", a.dilations, 4);
+        na = tfc_activation_fused_attrs(fused, ops, at, na);
+        if (!(y = tfc_emit(ctx, "_FusedConv2D", (tfc_tensor *[]){x, k, b}, 3, at, na, st))) return false;
+    } else {
+        if (!(y = tfc_conv2d(ctx, x, k, &a, st))) return false;
+        if (c->use_bias) {
+            tfc_tensor *b = tfc_variable_read(ctx, c->bias, st);
+            tfc_attr df = TFC_ATTR_S("data_format", cf ? "NCHW" : "NHWC");
+            if (!b || !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, &df, 1, st))) return false;
+        }
     }
     if (rank > 4) {
         tfc_tensor *s = tfc_vec_i64(os.dims, rank, st);
@@ -154,6 +174,7 @@ static bool conv2d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
         tfc_tensor_unref(s);
         if (!y) return false;
     }
+    if (fused) return (out[0] = y) != NULL;
     return (out[0] = tfc_activation_apply(ctx, c->activation, y, st)) != NULL;
 }
 

@@ -69,10 +69,24 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
     }
     tfc_tensor *k = tfc_variable_read(ctx, d->kernel, st);
     if (!k) return false;
-    int rank = tfc_tensor_rank(x);
+    /* float32 with a bias and an activation the fused op has: one _FusedMatMul, which adds the bias and
+     * applies the activation as the product stores each output tile */
+    const char *fused = d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
+                            ? tfc_activation_fused_op(d->activation)
+                            : NULL;
+    tfc_tensor *b = NULL;
+    tfc_attr at[4];
+    const char *ops[2];
+    int na = 0;
+    if (fused) {
+        if (!(b = tfc_variable_read(ctx, d->bias, st))) return false;
+        na = tfc_activation_fused_attrs(fused, ops, at, 0);
+    }
+    const char *mm = fused ? "_FusedMatMul" : "MatMul";
+    int rank = tfc_tensor_rank(x), n_mm = fused ? 3 : 2;
     tfc_tensor *y;
     if (rank == 2) {
-        y = tfc_emit(ctx, "MatMul", (tfc_tensor *[]){x, k}, 2, NULL, 0, st);
+        y = tfc_emit(ctx, mm, (tfc_tensor *[]){x, k, b}, n_mm, at, na, st);
     } else {
         /* tensordot over the last axis: [..., in] -> [-1, in] @ kernel -> [..., units] */
         int64_t flat[2] = {-1, tfc_tensor_dim(x, -1)}, back[TFC_MAX_RANK];
@@ -80,16 +94,16 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
         back[rank - 1] = d->units;
         tfc_tensor *s1 = tfc_vec_i64(flat, 2, st), *s2 = s1 ? tfc_vec_i64(back, rank, st) : NULL;
         tfc_tensor *x2 = s2 ? tfc_emit(ctx, "Reshape", (tfc_tensor *[]){x, s1}, 2, NULL, 0, st) : NULL;
-        tfc_tensor *y2 = x2 ? tfc_emit(ctx, "MatMul", (tfc_tensor *[]){x2, k}, 2, NULL, 0, st) : NULL;
+        tfc_tensor *y2 = x2 ? tfc_emit(ctx, mm, (tfc_tensor *[]){x2, k, b}, n_mm, at, na, st) : NULL;
         y = y2 ? tfc_emit(ctx, "Reshape", (tfc_tensor *[]){y2, s2}, 2, NULL, 0, st) : NULL;
         tfc_tensor_unref(s1);
         tfc_tensor_unref(s2);
     }
     if (!y) return false;
-    if (d->use_bias) {
-        tfc_tensor *b = tfc_variable_read(ctx, d->bias, st);
-        if (!b || !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, NULL, 0, st))) return false;
-    }
+    if (fused) return (out[0] = y) != NULL;
+    if (d->use_bias && (!(b = tfc_variable_read(ctx, d->bias, st)) ||
+                        !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, NULL, 0, st))))
+        return false;
     return (out[0] = tfc_activation_apply(ctx, d->activation, y, st)) != NULL;
 }
 
