@@ -8,7 +8,9 @@
  * which TensorFlow does not register (its remapper creates them only in inference graphs after
  * differentiation): the activation's *Grad op on the op's output gives the pre-activation gradient dz, then
  * BiasAddGrad(dz) and the convolution's / product's own gradient of dz. Everything is emitted as ops, so
- * the gradient works on tapes, traces into graphs and is differentiable again. */
+ * the gradient works on tapes, traces into graphs and is differentiable again. For float32/float64 NHWC
+ * data the activation's gradient and BiasAddGrad run as one tfc op, _FusedBiasAddGrad (one pass over dz
+ * instead of two). */
 #include <string.h>
 
 #include "ops/conv_geom.h"
@@ -140,36 +142,52 @@ static bool fused_matmul_shape(tfc_shape_ctx *c, tfc_status *st) {
 
 /* ---- gradients ------------------------------------------------------------------------------------- */
 
-/* dz, the gradient before the activation, from the op's output y: the activations' own gradient ops, as
- * nn_grad.py's (Relu, Relu6 and Elu read their output there too). LeakyReluGrad needs the sign of its
- * features, which y has only for alpha >= 0; with a negative slope the pre-activation is recomputed (the
- * same op with fused_ops [BiasAdd]). */
-static tfc_tensor *act_grad(tfc_grad_ctx *g, tfc_tensor *dy, tfc_status *st) {
+static const char *const act_names[] = {[TFC_FUSED_RELU] = "Relu", [TFC_FUSED_RELU6] = "Relu6",
+                                        [TFC_FUSED_ELU] = "Elu", [TFC_FUSED_LEAKY_RELU] = "LeakyRelu"};
+
+/* The second input of the activation's gradient op: the op's output y, as nn_grad.py gives ReluGrad,
+ * Relu6Grad and EluGrad. LeakyReluGrad needs the sign of its features, which y has only for alpha >= 0;
+ * with a negative slope the pre-activation is recomputed (the same op with fused_ops [BiasAdd]). */
+static tfc_tensor *act_input(tfc_grad_ctx *g, const tfc_fused_spec *fs, tfc_status *st) {
+    if (fs->act != TFC_FUSED_LEAKY_RELU || fs->alpha >= 0) return g->out[0];
+    tfc_attr attrs[TFC_MAX_ATTRS];
+    int n = 0;
+    for (int i = 0; i < tfc_attrs_count(g->attrs); i++) {
+        const tfc_attr *a = tfc_attrs_at(g->attrs, i);
+        if (a->kind != TFC_ATTR_NONE && strcmp(a->name, "fused_ops") && strcmp(a->name, "TArgs")) attrs[n++] = *a;
+    }
+    static const char *const bias_only[] = {"BiasAdd"};
+    attrs[n++] = (tfc_attr){.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = 1, .v.strs = bias_only};
+    return tfc_emit(g->ctx, g->op->name, g->in, g->n_in, attrs, n, st);
+}
+
+/* dz, the gradient before the activation (and db = BiasAddGrad(dz) when `db` is not NULL): for float32 and
+ * float64 NHWC one _FusedBiasAddGrad, else the activation's gradient op and BiasAddGrad. */
+static tfc_tensor *act_grad(tfc_grad_ctx *g, tfc_tensor *dy, tfc_tensor **db, tfc_status *st) {
     tfc_fused_spec fs;
     if (!tfc_fused_spec_read(g->op->name, g->attrs, &fs, st)) return NULL;
-    tfc_tensor *y = g->out[0];
-    switch (fs.act) {
-    case TFC_FUSED_LINEAR: return dy;
-    case TFC_FUSED_RELU: return tfc_emit(g->ctx, "ReluGrad", (tfc_tensor *[]){dy, y}, 2, NULL, 0, st);
-    case TFC_FUSED_RELU6: return tfc_emit(g->ctx, "Relu6Grad", (tfc_tensor *[]){dy, y}, 2, NULL, 0, st);
-    case TFC_FUSED_ELU: return tfc_emit(g->ctx, "EluGrad", (tfc_tensor *[]){dy, y}, 2, NULL, 0, st);
-    case TFC_FUSED_LEAKY_RELU: {
-        if (fs.alpha < 0) {
-            tfc_attr attrs[TFC_MAX_ATTRS];
-            int n = 0;
-            for (int i = 0; i < tfc_attrs_count(g->attrs); i++) {
-                const tfc_attr *a = tfc_attrs_at(g->attrs, i);
-                if (a->kind != TFC_ATTR_NONE && strcmp(a->name, "fused_ops") && strcmp(a->name, "TArgs")) attrs[n++] = *a;
-            }
-            static const char *const bias_only[] = {"BiasAdd"};
-            attrs[n++] = (tfc_attr){.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = 1, .v.strs = bias_only};
-            if (!(y = tfc_emit(g->ctx, g->op->name, g->in, g->n_in, attrs, n, st))) return NULL;
-        }
-        tfc_attr al = TFC_ATTR_F("alpha", fs.alpha);
-        return tfc_emit(g->ctx, "LeakyReluGrad", (tfc_tensor *[]){dy, y}, 2, &al, 1, st);
+    const char *df = tfc_attrs_string(g->attrs, "data_format", "NHWC");
+    tfc_attr dfa = TFC_ATTR_S("data_format", df);
+    if (fs.act == TFC_FUSED_LINEAR) {
+        if (db && !(*db = tfc_emit(g->ctx, "BiasAddGrad", &dy, 1, &dfa, 1, st))) return NULL;
+        return dy;
     }
+    tfc_tensor *x = act_input(g, &fs, st);
+    if (!x) return NULL;
+    tfc_dtype dt = tfc_tensor_dtype(dy);
+    if (db && !strcmp(df, "NHWC") && (dt == TFC_FLOAT || dt == TFC_DOUBLE)) {
+        tfc_attr a[2] = {TFC_ATTR_S("activation", act_names[fs.act]), TFC_ATTR_F("alpha", fs.alpha)};
+        tfc_tensor *out[2] = {0};
+        if (tfc_execute(g->ctx, "_FusedBiasAddGrad", (tfc_tensor *[]){dy, x}, 2, a, 2, out, 2, st) < 0) return NULL;
+        *db = out[1];
+        return out[0];
     }
-    return NULL;
+    char grad_op[16];
+    snprintf(grad_op, sizeof grad_op, "%sGrad", act_names[fs.act]);
+    tfc_attr al = TFC_ATTR_F("alpha", fs.alpha);
+    tfc_tensor *dz = tfc_emit(g->ctx, grad_op, (tfc_tensor *[]){dy, x}, 2, &al, fs.act == TFC_FUSED_LEAKY_RELU, st);
+    if (dz && db && !(*db = tfc_emit(g->ctx, "BiasAddGrad", &dz, 1, &dfa, 1, st))) return NULL;
+    return dz;
 }
 
 /* array_ops.shape(t) as int32: a constant when the shape is known (eager), else a Shape op (graphs).
@@ -216,12 +234,8 @@ static tfc_tensor *conv_backprop(tfc_grad_ctx *g, bool input, tfc_tensor *dz, tf
 /* y = act(conv(x, f) + b): dz = act'(dy), db = BiasAddGrad(dz), dx and df the convolution's gradient of dz;
  * each only when wanted (the first layer's input needs none: that saves a whole convolution). */
 static bool fused_conv_grad(tfc_grad_ctx *g, tfc_status *st) {
-    tfc_tensor *dz = act_grad(g, g->dy[0], st);
+    tfc_tensor *dz = act_grad(g, g->dy[0], TFC_GRAD_NEEDS(g, 2) ? &g->dx[2] : NULL, st);
     if (!dz) return false;
-    if (TFC_GRAD_NEEDS(g, 2)) {
-        tfc_attr df = TFC_ATTR_S("data_format", tfc_attrs_string(g->attrs, "data_format", "NHWC"));
-        if (!(g->dx[2] = tfc_emit(g->ctx, "BiasAddGrad", &dz, 1, &df, 1, st))) return false;
-    }
     if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = conv_backprop(g, true, dz, st))) return false;
     return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = conv_backprop(g, false, dz, st));
 }
@@ -229,9 +243,8 @@ static bool fused_conv_grad(tfc_grad_ctx *g, tfc_status *st) {
 /* y = act(op(A) op(B) + b): dz as above, db = BiasAddGrad(dz), dA and dB the products of MatMul's gradient
  * (math_grad.py's _MatMulGrad) with dz. */
 static bool fused_matmul_grad(tfc_grad_ctx *g, tfc_status *st) {
-    tfc_tensor *dz = act_grad(g, g->dy[0], st);
+    tfc_tensor *dz = act_grad(g, g->dy[0], TFC_GRAD_NEEDS(g, 2) ? &g->dx[2] : NULL, st);
     if (!dz) return false;
-    if (TFC_GRAD_NEEDS(g, 2) && !(g->dx[2] = tfc_emit(g->ctx, "BiasAddGrad", &dz, 1, NULL, 0, st))) return false;
     bool ta = tfc_attrs_bool(g->attrs, "transpose_a", false), tb = tfc_attrs_bool(g->attrs, "transpose_b", false);
     tfc_tensor *a = g->in[0], *b = g->in[1];
     /* dA = dz op(B)^T laid out as A, dB = op(A)^T dz laid out as B */
@@ -240,6 +253,49 @@ static bool fused_matmul_grad(tfc_grad_ctx *g, tfc_status *st) {
     tfc_attr ab[2] = {TFC_ATTR_B("transpose_a", !ta || tb), TFC_ATTR_B("transpose_b", ta && tb)};
     if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = tfc_emit(g->ctx, "MatMul", ga, 2, aa, 2, st))) return false;
     return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = tfc_emit(g->ctx, "MatMul", gb, 2, ab, 2, st));
+}
+
+/* ---- _FusedBiasAddGrad ----------------------------------------------------------------------------
+ * (backprops, bias_backprop) = (<activation>Grad(gradients, features), BiasAddGrad(backprops)) for NHWC data
+ * (channels last): the gradient of the fused ops' epilogue in one pass. A tfc op (TensorFlow has none):
+ * `features` is the second input of the activation's gradient op (ReluGrad's features, EluGrad's outputs). */
+
+static bool fused_bias_grad_shape(tfc_shape_ctx *c, tfc_status *st) {
+    const tfc_shape *g = &c->in_shapes[0], *x = &c->in_shapes[1];
+    bool same = g->rank < 0 || x->rank < 0 || g->rank == x->rank;
+    for (int i = 0; same && g->rank >= 0 && x->rank >= 0 && i < g->rank; i++)
+        same = g->dims[i] < 0 || x->dims[i] < 0 || g->dims[i] == x->dims[i];
+    if (!same) return TFC_OP_ERR(c, st, "gradients %s and features %s must have the same shape", SHP(g), SHP(x));
+    const tfc_shape *s = g->rank >= 0 ? g : x;
+    if (s->rank >= 0 && s->rank < 2) return TFC_OP_ERR(c, st, "Input tensor must be at least 2D: %s", SHP(s));
+    c->out_shapes[0] = *s;
+    c->out_shapes[1] = (tfc_shape){.rank = 1, .dims = {s->rank < 0 ? -1 : s->dims[s->rank - 1]}};
+    return true;
+}
+
+/* The composite form (the activation's *Grad op, then BiasAddGrad) differentiated on a nested tape with the
+ * incoming gradients: higher derivatives follow those ops' own gradients. */
+static bool fused_bias_grad_grad(tfc_grad_ctx *g, tfc_status *st) {
+    const char *act = tfc_attrs_string(g->attrs, "activation", "Relu");
+    tfc_tensor *dy = g->in[0], *x = g->in[1];
+    tfc_tape *tape = tfc_tape_new(g->ctx, false, false, st);
+    if (!tape) return false;
+    tfc_tape_watch(tape, dy);
+    tfc_tape_watch(tape, x);
+    char grad_op[16];
+    snprintf(grad_op, sizeof grad_op, "%sGrad", act);
+    tfc_attr al = TFC_ATTR_F("alpha", tfc_attrs_float(g->attrs, "alpha", 0.2));
+    tfc_tensor *dz = tfc_emit(g->ctx, grad_op, (tfc_tensor *[]){dy, x}, 2, &al, !strcmp(act, "LeakyRelu"), st);
+    tfc_tensor *db = dz ? tfc_emit(g->ctx, "BiasAddGrad", &dz, 1, NULL, 0, st) : NULL;
+    tfc_tape_stop_recording(tape);
+    tfc_tensor *res[2] = {0};
+    bool ok = db && tfc_tape_gradient_n(tape, (tfc_tensor *[]){dz, db}, 2, g->dy, (tfc_tensor *[]){dy, x}, 2, NULL, 0,
+                                        TFC_UNCONNECTED_ZERO, res, st);
+    tfc_tape_free(tape);
+    if (!ok) return false;
+    g->dx[0] = res[0];
+    g->dx[1] = res[1];
+    return true;
 }
 
 /* ---- op definitions -------------------------------------------------------------------------------- */
@@ -268,4 +324,14 @@ const tfc_op_def tfc_op_def_fused_mat_mul = {
     .grad = fused_matmul_grad,
 };
 
-const tfc_op_def *const tfc_ops_fused[] = {&tfc_op_def_fused_conv2d, &tfc_op_def_fused_mat_mul, NULL};
+const tfc_op_def tfc_op_def_fused_bias_add_grad = {
+    .name = "_FusedBiasAddGrad",
+    .inputs = "gradients: T, features: T",
+    .outputs = "backprops: T, bias_backprop: T",
+    .attrs = "T: {float, double}, activation: {'Relu', 'Relu6', 'Elu', 'LeakyRelu'}, alpha: float = 0.2",
+    .shape = fused_bias_grad_shape,
+    .grad = fused_bias_grad_grad,
+};
+
+const tfc_op_def *const tfc_ops_fused[] = {&tfc_op_def_fused_conv2d, &tfc_op_def_fused_mat_mul,
+                                           &tfc_op_def_fused_bias_add_grad, NULL};

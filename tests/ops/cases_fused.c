@@ -3,7 +3,8 @@
  * float32 path and its edges: the implicit-GEMM convolution with partial tiles, full 12x32 tiles and masked
  * column tails, several k groups per tile; im2col (width dilation, groups), the pointwise and whole-input
  * GEMMs, NCHW staging; products with several k blocks and a product split along k across threads; empty
- * inputs. The float64 reference runs OpenBLAS and a scalar epilogue. */
+ * inputs. The float64 reference runs OpenBLAS and a scalar epilogue. _FusedBiasAddGrad (their gradient's
+ * activation gradient and bias gradient in one pass) with every activation, rows past one chunk. */
 #include "op_test.h"
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
@@ -32,6 +33,7 @@
 #define LEAKY OPS("BiasAdd", "LeakyRelu")
 #define IN_R(r, lo_, hi_, ...) {.rank = (r), .dims = {__VA_ARGS__}, .lo = (lo_), .hi = (hi_)}
 #define B(n) IN_R(1, -1, 1, n)
+#define ACT(a) TFC_ATTR_S("activation", a)
 
 static const tfc_dtype F32_F64[] = {TFC_FLOAT, TFC_DOUBLE, 0};
 
@@ -101,6 +103,20 @@ const op_case op_cases_fused[] = {
      .tol = 4},
     {"_FusedMatMul", "k = 0: the activation of the bias", 3, {IN_T(2, 3, 0), IN_T(2, 0, 4), B(4)}, 1, {RELU}},
     {"_FusedMatMul", "no rows", 3, {IN_T(2, 0, 5), IN_T(2, 5, 3), B(3)}, 1, {RELU}},
+
+    /* ---- _FusedBiasAddGrad: (<activation>Grad, BiasAddGrad) ---- */
+    {"_FusedBiasAddGrad", "Relu", 2, {IN_T(2, 3, 4), IN_R(2, -2, 2, 3, 4)}, 1, {ACT("Relu")}, .grad = true},
+    {"_FusedBiasAddGrad", "Relu6, 4-d", 2, {IN_T(4, 2, 3, 4, 5), IN_R(4, -2, 8, 2, 3, 4, 5)}, 1, {ACT("Relu6")},
+     .grad = true},
+    {"_FusedBiasAddGrad", "Elu (from its outputs)", 2, {IN_T(3, 2, 3, 4), IN_R(3, -0.9, 2, 2, 3, 4)}, 1, {ACT("Elu")},
+     .grad = true},
+    {"_FusedBiasAddGrad", "LeakyRelu slope 0.3", 2, {IN_T(2, 5, 3), IN_R(2, -2, 2, 5, 3)}, 2,
+     {ACT("LeakyRelu"), TFC_ATTR_F("alpha", 0.3)}, .grad = true},
+    {"_FusedBiasAddGrad", "many rows: chunks across threads, 64-row blocks", 2,
+     {IN_T(2, 1000, 64), IN_R(2, -2, 2, 1000, 64)}, 1, {ACT("Relu")}, .tol = 4},
+    {"_FusedBiasAddGrad", "odd channels", 2, {IN_T(4, 3, 7, 5, 17), IN_R(4, -0.9, 2, 3, 7, 5, 17)}, 1, {ACT("Elu")}},
+    {"_FusedBiasAddGrad", "no rows: zero bias gradient", 2, {IN_T(2, 0, 4), IN_T(2, 0, 4)}, 1, {ACT("Relu")}},
+    {"_FusedBiasAddGrad", "no channels", 2, {IN_T(2, 3, 0), IN_T(2, 3, 0)}, 1, {ACT("Relu6")}},
     {0},
 };
 
@@ -175,5 +191,16 @@ const bad_case bad_cases_fused[] = {
         "num_args=0"),
     BADT(TFC_INT32, "_FusedMatMul", "int32", INV, 3, INS(IN_T(2, 3, 4), IN_T(2, 4, 6), B(6)), 1, ATTRS(RELU),
          "_FusedMatMul", "int32"),
+    /* _FusedBiasAddGrad */
+    BAD("_FusedBiasAddGrad", "rank 1", INV, 2, INS(IN_T(1, 4), IN_T(1, 4)), 1, ATTRS(ACT("Relu")), "_FusedBiasAddGrad",
+        "at least 2D", "[4]"),
+    BAD("_FusedBiasAddGrad", "shape mismatch", INV, 2, INS(IN_T(2, 3, 4), IN_T(2, 3, 5)), 1, ATTRS(ACT("Relu")),
+        "_FusedBiasAddGrad", "[3,4]", "[3,5]"),
+    BAD("_FusedBiasAddGrad", "unknown activation", INV, 2, INS(IN_T(2, 3, 4), IN_T(2, 3, 4)), 1, ATTRS(ACT("Tanh")),
+        "_FusedBiasAddGrad", "activation", "Tanh"),
+    BAD("_FusedBiasAddGrad", "activation missing", INV, 2, INS(IN_T(2, 3, 4), IN_T(2, 3, 4)), 0, ATTRS({0}),
+        "_FusedBiasAddGrad", "activation"),
+    BADT(TFC_HALF, "_FusedBiasAddGrad", "half", INV, 2, INS(IN_T(2, 3, 4), IN_T(2, 3, 4)), 1, ATTRS(ACT("Relu")),
+         "_FusedBiasAddGrad", "float16"),
     {0},
 };

@@ -3,7 +3,8 @@
  * float32 applies the bias and activation in the GEMM's tile stores (epilogue.h): in the implicit-GEMM and
  * im2col convolutions alike, so no pass over the output follows. half and bfloat16 compute the same way in
  * float (the conv/GEMM staging widens them) and round once at the end; float64 (the reference dtype) runs
- * OpenBLAS and then the epilogue over the output rows. */
+ * OpenBLAS and then the epilogue over the output rows. _FusedBiasAddGrad, their gradient's first step,
+ * sums the bias gradient from each block of dz while the block is in L1. */
 #include <cblas.h>
 #include <limits.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/linalg_blas.h"
+#include "kernels/cpu/nn_internal.h"
 #include "ops/fused_ops.h"
 
 static bool read_epilogue(tfc_kernel_ctx *k, tfc_epilogue *ep, tfc_status *st) {
@@ -124,8 +126,123 @@ static bool fused_matmul(tfc_kernel_ctx *k, tfc_status *st) {
     return true;
 }
 
+/* _FusedBiasAddGrad(g, x) on rows of `ch` channels: dz = act'(g, x), db = column sums of dz. The rows are
+ * cut into the chunks BiasAddGrad uses (tfc_nn_reduce_chunks), each summed in float over blocks of 64 rows
+ * into double, then the chunks added in order: the sums BiasAddGrad would form on dz, bit for bit. */
+typedef struct {
+    const tfc_nn_simd *simd;
+    act_kind kind;
+    float alpha;
+    bool dbl;
+    const void *g, *x;
+    void *dz;
+    int64_t rows, ch, rows_per_chunk;
+    double *partial; /* [chunks][2 * ch]: ch sums, then ch doubles of float scratch */
+} bias_grad_job;
+
+static void bias_grad_f64_rows(const bias_grad_job *j, int64_t rb, int64_t re, double *part) {
+    const double *g = j->g, *x = j->x;
+    double *dz = j->dz;
+    const double al = j->alpha;
+    for (int64_t r = rb; r < re; r++) {
+        const double *gr = g + r * j->ch, *xr = x + r * j->ch;
+        double *d = dz + r * j->ch;
+        for (int64_t c = 0; c < j->ch; c++) {
+            double v = gr[c], f = xr[c];
+            switch (j->kind) {
+            case ACT_RELU: v = v * (double)(f > 0); break;
+            case ACT_RELU6: v = v * (double)((f > 0) & (f < 6)); break;
+            case ACT_LEAKY: v = f > 0 ? v : v * al; break;
+            default: v = f < 0 ? v * (f + 1) : v; break; /* Elu, from its output */
+            }
+            d[c] = v;
+            part[c] += v;
+        }
+    }
+}
+
+/* blk[c] = sum of the n rows of d (row stride ch) in column c, added row after row (BiasAddGrad's order)
+ * with the running sums of 32 columns in registers rather than reloaded from blk for each row. */
+TFC_SIMD_CLONES static void block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
+    int64_t c = 0;
+    for (; c + 32 <= ch; c += 32) {
+        float a[32] = {0};
+        for (int64_t r = 0; r < n; r++)
+            for (int i = 0; i < 32; i++) a[i] += d[r * ch + c + i];
+        memcpy(blk + c, a, sizeof a);
+    }
+    for (; c + 8 <= ch; c += 8) {
+        float a[8] = {0};
+        for (int64_t r = 0; r < n; r++)
+            for (int i = 0; i < 8; i++) a[i] += d[r * ch + c + i];
+        memcpy(blk + c, a, sizeof a);
+    }
+    for (; c < ch; c++) {
+        float a = 0;
+        for (int64_t r = 0; r < n; r++) a += d[r * ch + c];
+        blk[c] = a;
+    }
+}
+
+static void bias_grad_chunks(void *arg, int64_t begin, int64_t end) {
+    const bias_grad_job *j = arg;
+    const int64_t ch = j->ch;
+    for (int64_t chunk = begin; chunk < end; chunk++) {
+        double *part = j->partial + chunk * 2 * ch;
+        const int64_t rb = chunk * j->rows_per_chunk, re = rb + j->rows_per_chunk < j->rows ? rb + j->rows_per_chunk : j->rows;
+        for (int64_t c = 0; c < ch; c++) part[c] = 0;
+        if (j->dbl) {
+            bias_grad_f64_rows(j, rb, re, part);
+            continue;
+        }
+        float *blk = (float *)(part + ch);
+        for (int64_t r0 = rb; r0 < re; r0 += 64) {
+            const int64_t r1 = re - r0 < 64 ? re : r0 + 64;
+            float *dz = (float *)j->dz + r0 * ch;
+            j->simd->act_bwd(j->kind, j->alpha, (const float *)j->g + r0 * ch, (const float *)j->x + r0 * ch, dz,
+                             (r1 - r0) * ch);
+            block_col_sums(dz, r1 - r0, ch, blk);
+            for (int64_t c = 0; c < ch; c++) part[c] += (double)blk[c];
+        }
+    }
+}
+
+static bool fused_bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *g = k->in[0];
+    const char *act = tfc_attrs_string(k->attrs, "activation", "Relu");
+    bias_grad_job j = {.simd = tfc_nn_simd_get(), .alpha = (float)tfc_attrs_float(k->attrs, "alpha", 0.2),
+                       .dbl = g->dtype == TFC_DOUBLE, .g = g->data, .x = k->in[1]->data};
+    j.kind = !strcmp(act, "Relu6") ? ACT_RELU6 : !strcmp(act, "Elu") ? ACT_ELU : !strcmp(act, "LeakyRelu") ? ACT_LEAKY : ACT_RELU;
+    if (g->dtype != TFC_FLOAT && g->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, g->dtype, st);
+    const tfc_shape *s = &g->shape;
+    j.ch = s->dims[s->rank - 1];
+    j.rows = 1;
+    for (int i = 0; i < s->rank - 1; i++) j.rows *= s->dims[i];
+    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, s->dims, s->rank, st)) return false;
+    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &j.ch, 1, st)) return false;
+    j.dz = k->out[0]->data;
+    if (j.ch == 0) return true;
+    const int64_t chunks = j.rows > 0 ? tfc_nn_reduce_chunks(k, j.rows, j.ch) : 1;
+    const size_t bytes = (size_t)(chunks * 2 * j.ch) * sizeof(double);
+    double *partial = tfc_malloc(bytes);
+    if (!partial) return tfc_status_oom(st, k->op->name, bytes);
+    j.partial = partial;
+    j.rows_per_chunk = (j.rows + chunks - 1) / chunks;
+    if (j.rows > 0) tfc_parallel_for(k->pool, chunks, j.rows_per_chunk * j.ch * 2, bias_grad_chunks, &j);
+    else
+        for (int64_t c = 0; c < j.ch; c++) partial[c] = 0;
+    for (int64_t i = 1; i < chunks && j.rows > 0; i++)
+        for (int64_t c = 0; c < j.ch; c++) partial[c] += partial[i * 2 * j.ch + c];
+    if (j.dbl) memcpy(k->out[1]->data, partial, (size_t)j.ch * sizeof(double));
+    else
+        for (int64_t c = 0; c < j.ch; c++) ((float *)k->out[1]->data)[c] = (float)partial[c];
+    tfc_free(partial);
+    return true;
+}
+
 const tfc_kernel_reg tfc_cpu_kernels_fused[] = {
     {"_FusedConv2D", fused_conv2d},
     {"_FusedMatMul", fused_matmul},
+    {"_FusedBiasAddGrad", fused_bias_add_grad},
     {NULL, NULL},
 };
