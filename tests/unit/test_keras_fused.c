@@ -1,7 +1,7 @@
 /* Keras Conv2D and Dense layers on the fused ops (_FusedConv2D, _FusedMatMul): for float32, a bias and a
  * relu / relu6 / elu / leaky_relu / linear activation the layer runs one fused op; its outputs and the
- * gradients of the input, kernel and bias (on a tape, with a random upstream gradient) must equal those of
- * the separate ops (Conv2D or MatMul, BiasAdd, the activation) run on the same weights. Counting kernels
+ * gradients of the input, kernel and bias (on a tape, with a random upstream gradient) must equal, bit for
+ * bit, those of the separate ops (Conv2D or MatMul, BiasAdd, the activation) run on the same weights. Counting kernels
  * (wrapping the registered ones) check which path each layer took: other activations, no bias and
  * channels_first stay on the separate ops. */
 #include "kernels/cpu/kernels.h"
@@ -126,12 +126,13 @@ static void compare(const char *what, tfc_layer *l, const ref_spec *r, const int
     int dc = n_conv - c0, dm = n_mm - m0, db = n_bias - b0;
     ok = ok && run(l, r, false, x, dy, sep);
     CHECK(ok);
-    /* the same kernels on the same numbers: equal up to the order of float sums (none here, in practice) */
+    /* The fused kernels round as the separate ops do (the sum, then + bias, then the activation; the bias
+     * gradient summed in BiasAddGrad's order): the same numbers, bit for bit. */
     const char *names[4] = {"output", "d input", "d kernel", "d bias"};
     for (int i = 0; ok && i < 1 + 1 + nw; i++) {
         double d = max_diff(fused[i], sep[i]);
-        if (!(d <= 1e-6)) fprintf(stderr, "%s: %s differs from the separate ops by %g\n", what, names[i], d);
-        CHECK(d <= 1e-6);
+        if (d != 0) fprintf(stderr, "%s: %s differs from the separate ops by %g\n", what, names[i], d);
+        CHECK(d == 0);
     }
     if (expect_fused) {
         CHECK(dc + dm == 1 && db == 0); /* one fused op forward; no BiasAdd */
