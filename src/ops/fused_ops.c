@@ -41,8 +41,7 @@ static const char *list_str(const tfc_attr *a, char *buf, size_t size) {
 bool tfc_fused_spec_read(const char *op, const tfc_attrs *attrs, tfc_fused_spec *fs, tfc_status *st) {
     const tfc_attr *a = tfc_attrs_find(attrs, "fused_ops");
     if (a && a->kind != TFC_ATTR_LIST_STRING) a = NULL;
-    char list[192];
-    list_str(a, list, sizeof list);
+    char list[192]; /* the list for messages: formatted only on errors (this runs for every call) */
     if (!a || a->n == 0)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                               "%s: fused_ops must name at least one fused op (e.g. [BiasAdd, Relu]), got []", op);
@@ -61,12 +60,12 @@ bool tfc_fused_spec_read(const char *op, const tfc_attrs *attrs, tfc_fused_spec 
         return tfc_status_set(st, TFC_UNIMPLEMENTED,
                               "%s: Fusion is not implemented: %s (tfc runs [BiasAdd] and [BiasAdd, <Relu, Relu6, Elu or "
                               "LeakyRelu>])",
-                              op, list);
+                              op, list_str(a, list, sizeof list));
     int64_t num_args = tfc_attrs_int(attrs, "num_args", -1);
     if (num_args != 1)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "%s: fused_ops %s take one argument (the bias), got num_args=%lld", op, list,
-                              (long long)num_args);
+                              "%s: fused_ops %s take one argument (the bias), got num_args=%lld", op,
+                              list_str(a, list, sizeof list), (long long)num_args);
     return true;
 }
 
