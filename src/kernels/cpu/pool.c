@@ -3,18 +3,15 @@
  * [oh*sh - pad_top, +KH) and columns [ow*sw - pad_left, +KW) clipped to the input, so padding cells never
  * take part (TensorFlow's semantics: AvgPool divides by the number of real cells; MaxPool ignores padding).
  * MaxPoolGrad and MaxPoolGradGrad route through the FIRST maximum of each window in row-major window order,
- * recomputed from orig_input as TensorFlow's CPU kernels do. */
+ * recomputed from orig_input as TensorFlow's CPU kernels do (orig_output is not read).
+ *
+ * float32 (and half/bfloat16, computed in float) runs the SIMD kernels of pool_simd.inc for MaxPool,
+ * MaxPoolGrad, AvgPool and AvgPoolGrad; the scalar kernels below serve the other dtypes, MaxPoolGradGrad,
+ * and TFC_POOL_SIMD=generic (the reference the SIMD kernels are tested against). */
 #include <string.h>
 
-#include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/pool_internal.h"
 #include "ops/op_util.h"
-
-typedef struct {
-    const tfc_conv_geom *g;
-    const void *x, *dy;
-    void *out;
-    int64_t cb, nb; /* channel block size and blocks per image (MaxPoolGrad) */
-} pool_job;
 
 static inline void window(const tfc_conv_geom *g, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0,
                           int64_t *w1) {
@@ -226,6 +223,16 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
     case AVG_POOL_GRAD: fn = ct == TFC_FLOAT ? avg_pool_grad_rows_f32 : ct == TFC_DOUBLE ? avg_pool_grad_rows_f64 : NULL; break;
     }
     if (!fn) return tfc_kernel_unimplemented(k, dt, st);
+    const tfc_pool_simd *simd = ct == TFC_FLOAT ? tfc_pool_simd_get() : NULL;
+    /* the gradient's windows do not overlap: each dx element is written once, no zero fill */
+    const bool disjoint = g.stride_h >= g.k_h && g.stride_w >= g.k_w && g.out_h > 0 && g.out_w > 0;
+    if (simd) switch (op) {
+        case MAX_POOL: fn = simd->max_fwd; break;
+        case MAX_POOL_GRAD: fn = disjoint ? simd->max_grad_disjoint : simd->max_grad_blocks; break;
+        case AVG_POOL: fn = simd->avg_fwd; break;
+        case AVG_POOL_GRAD: fn = disjoint ? simd->avg_grad_disjoint : simd->avg_grad; break;
+        case MAX_POOL_GRAD_GRAD: break;
+        }
 
     /* inputs: x = orig_input (max ops) or value; dy = grad (gradient ops) */
     const tfc_tensor *x_t = op == AVG_POOL_GRAD ? NULL : k->in[0];
@@ -238,10 +245,15 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
         const int64_t win = g.k_h * g.k_w;
         switch (op) {
         case MAX_POOL_GRAD: {
-            /* units are (image, channel block): enough of them to keep the threads busy */
+            if (simd && disjoint) { /* units are output rows (n, oh), each owning the dx rows under it */
+                tfc_parallel_for(k->pool, g.batch * g.out_h, 2 * g.in_h * g.in_w * g.in_c / g.out_h + 1, fn, &j);
+                break;
+            }
+            /* units are (image, channel block of a multiple of 16 channels): enough of them to keep the
+             * threads busy */
             int64_t want = (int64_t)tfc_threadpool_size(k->pool) * 4, nb = g.batch >= want ? 1 : (want + g.batch - 1) / g.batch;
             int64_t cb = (g.in_c + nb - 1) / nb;
-            if (cb < 16) cb = 16;
+            cb = (cb + 15) / 16 * 16;
             if (cb > CB_MAX) cb = CB_MAX;
             if (cb > g.in_c) cb = g.in_c;
             j.cb = cb;
@@ -250,6 +262,10 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
             break;
         }
         case AVG_POOL_GRAD: {
+            if (simd && disjoint) {
+                tfc_parallel_for(k->pool, g.batch * g.out_h, g.in_h * g.in_w * g.in_c / g.out_h + 1, fn, &j);
+                break;
+            }
             int64_t per = g.out_w * g.k_h * win * g.in_c / (g.stride_h > 0 ? g.stride_h : 1) + g.in_w * g.in_c + 1;
             tfc_parallel_for(k->pool, g.batch * g.in_h, per, fn, &j);
             break;

@@ -1,0 +1,20 @@
+/* The float32 pooling kernels compiled for AVX2 (8 floats per vector, masked channel tails), chosen at run
+ * time by tfc_pool_simd_get() on CPUs that have it but not AVX-512. Only with GCC on x86-64; elsewhere the
+ * table is empty (name NULL) and the baseline table runs. */
+#include <string.h>
+
+#include "kernels/cpu/pool_internal.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#include <immintrin.h>
+#define PV_VL 8
+#define PV_TABLE tfc_pool_simd_avx2
+#define PV_NAME "avx2"
+#include "kernels/cpu/pool_simd.inc"
+#pragma GCC pop_options
+#else
+const tfc_pool_simd tfc_pool_simd_avx2 = {0};
+#endif
