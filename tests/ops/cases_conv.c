@@ -15,6 +15,8 @@
 #define SIZES(a, b, c, d) IN_I32(1, 4, a, b, c, d)
 #define SIZES2(a, b) IN_I32(1, 2, a, b)
 #define BIG 2147483647
+/* integers in [lo, hi]: frequent ties in a pooling window */
+#define IN_RANGE_INT(r, lo_, hi_, ...) {.rank = (r), .dims = {__VA_ARGS__}, .lo = (lo_), .hi = (hi_), .integer = true}
 
 const op_case op_cases_conv[] = {
     /* ---- Conv2D ---- */
@@ -121,6 +123,44 @@ const op_case op_cases_conv[] = {
      {KSIZE(1, 2, 2, 1), S2, PAD("SAME")}, .grad = true},
     {"AvgPoolGrad", "NCHW 3x2 VALID", 2, {SIZES(1, 3, 6, 5), IN_T(4, 1, 3, 2, 4)}, 4,
      {KSIZE(1, 1, 3, 2), STRIDES(1, 1, 2, 1), PAD("VALID"), NCHW}, .grad = true},
+    /* The float32 SIMD kernels (src/kernels/cpu/pool_simd.inc; float64 runs the scalar ones): the 2x2 path
+     * on odd sizes (VALID drops the last row/column), channel counts past and below a vector with tails,
+     * one channel, batch 1, disjoint windows with gaps, overlapping windows, and small-integer inputs whose
+     * ties must route the gradient to the first maximum in row-major window order. */
+    {"MaxPool", "2x2 stride 2 VALID odd 11x11, 20 channels", 1, {IN_T(4, 2, 11, 11, 20)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("VALID")},
+     .grad = true},
+    {"MaxPool", "2x2 stride 2 VALID, 1 channel, batch 1", 1, {IN_T(4, 1, 7, 9, 1)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("VALID")},
+     .grad = true},
+    {"MaxPool", "3x3 stride 2 SAME, 33 channels, ties", 1, {IN_RANGE_INT(4, 0, 3, 2, 9, 8, 33)}, 3,
+     {KSIZE(1, 3, 3, 1), S2, PAD("SAME")}, .grad = false},
+    {"MaxPoolGrad", "2x2 stride 2 VALID odd 11x11, 17 channels", 3,
+     {IN_T(4, 2, 11, 11, 17), IN_T(4, 2, 5, 5, 17), IN_T(4, 2, 5, 5, 17)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("VALID")}, .grad = true},
+    {"MaxPoolGrad", "2x2 stride 2 VALID, 32 channels, ties", 3,
+     {IN_RANGE_INT(4, 0, 3, 1, 9, 9, 32), IN_T(4, 1, 4, 4, 32), IN_T(4, 1, 4, 4, 32)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("VALID")},
+     .grad = false},
+    {"MaxPoolGrad", "2x2 stride 2 SAME odd, 1 channel, ties", 3,
+     {IN_RANGE_INT(4, 0, 2, 1, 7, 5, 1), IN_T(4, 1, 4, 3, 1), IN_T(4, 1, 4, 3, 1)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("SAME")},
+     .grad = false},
+    {"MaxPoolGrad", "3x3 stride 2 SAME overlapping, 20 channels, ties", 3,
+     {IN_RANGE_INT(4, 0, 3, 2, 7, 6, 20), IN_T(4, 2, 4, 3, 20), IN_T(4, 2, 4, 3, 20)}, 3, {KSIZE(1, 3, 3, 1), S2, PAD("SAME")},
+     .grad = false},
+    {"MaxPoolGrad", "3x3 stride 2 VALID overlapping, 18 channels", 3,
+     {IN_T(4, 1, 7, 8, 18), IN_T(4, 1, 3, 3, 18), IN_T(4, 1, 3, 3, 18)}, 3, {KSIZE(1, 3, 3, 1), S2, PAD("VALID")}, .grad = true},
+    {"MaxPoolGrad", "1x2 window, stride 3 (uncovered rows and columns)", 3,
+     {IN_T(4, 2, 8, 7, 5), IN_T(4, 2, 3, 3, 5), IN_T(4, 2, 3, 3, 5)}, 3,
+     {KSIZE(1, 1, 2, 1), STRIDES(1, 3, 3, 1), PAD("SAME")}, .grad = true},
+    {"MaxPoolGrad", "EXPLICIT 2x2 stride 2, 16 channels", 3, {IN_T(4, 1, 5, 6, 16), IN_T(4, 1, 3, 4, 16), IN_T(4, 1, 3, 4, 16)},
+     4, {KSIZE(1, 2, 2, 1), S2, PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 0, 1, 1, 0, 0)},
+     .grad = false}, /* no gradient: MaxPoolGradGrad has no EXPLICIT padding, as in TensorFlow */
+    {"AvgPool", "2x2 stride 2 VALID odd 11x11, 20 channels", 1, {IN_T(4, 2, 11, 11, 20)}, 3, {KSIZE(1, 2, 2, 1), S2, PAD("VALID")},
+     .grad = true},
+    {"AvgPool", "3x3 stride 2 SAME, 1 channel", 1, {IN_T(4, 1, 6, 7, 1)}, 3, {KSIZE(1, 3, 3, 1), S2, PAD("SAME")}, .grad = true},
+    {"AvgPoolGrad", "2x2 stride 2 VALID odd, 17 channels", 2, {SIZES(2, 11, 9, 17), IN_T(4, 2, 5, 4, 17)}, 3,
+     {KSIZE(1, 2, 2, 1), S2, PAD("VALID")}, .grad = true},
+    {"AvgPoolGrad", "3x3 stride 2 SAME overlapping, 20 channels", 2, {SIZES(1, 7, 6, 20), IN_T(4, 1, 4, 3, 20)}, 3,
+     {KSIZE(1, 3, 3, 1), S2, PAD("SAME")}, .grad = true},
+    {"AvgPoolGrad", "1x1 stride 2 (uncovered cells)", 2, {SIZES(1, 5, 6, 3), IN_T(4, 1, 3, 3, 3)}, 3,
+     {KSIZE(1, 1, 1, 1), S2, PAD("SAME")}, .grad = true},
     {0},
 };
 
