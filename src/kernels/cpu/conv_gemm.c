@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/gemm.h"
 
 /* C[m, n] = alpha op(A) op(B) + beta C, row-major. */
@@ -41,11 +42,14 @@ static void gemm_ep_f64(tfc_threadpool *pool, int64_t m, int64_t n, int64_t k, c
     if (ep) tfc_epilogue_f64(ep, c, m, n, ldc, col);
 }
 
-/* ---- float32 without im2col (tfc_sgemm_conv) ----
+/* ---- float32 without im2col: Winograd (conv_winograd.c), else tfc_sgemm_conv ----
+ * 3x3 stride-1 convolutions with enough channels run on the Winograd path (tfc_conv_winograd_fwd_ok; off
+ * with TFC_CONV_WINOGRAD=0). The others:
  * Forward convolutions and filter gradients with width dilation 1, and backprop-input with stride 1, read
  * their A rows (columns for the filter gradient) from the (padded) input in place. This saves writing and re-reading the col matrix, which measured 10-15% of a 3x3
  * 64-channel convolution and about half of a one-channel one (the col matrix is 9x its input). Grouped
- * convolutions and the other cases use im2col; TFC_CONV_IM2COL=1 forces it (for comparisons). */
+ * convolutions and the other cases use im2col; TFC_CONV_IM2COL=1 forces it for every convolution, Winograd's
+ * included (for comparisons). */
 static bool implicit_enabled(void) {
     static _Atomic int state; /* 0: not read, 1: on, 2: off */
     int s = state;
@@ -93,9 +97,28 @@ static const float *padded(tfc_threadpool *pool, const float *src, int64_t n, in
     return d;
 }
 
+/* The Winograd path with a fused op's epilogue: its output transform adds the bias and applies a ReLU; the
+ * other activations run over the output afterwards (the Relu6/Elu/LeakyRelu ops' own kernels, so the fused
+ * op still equals Conv2D + BiasAdd + activation, which take the same path). False: not taken (or no
+ * scratch: the GEMM paths then run). */
+static bool winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
+                             const tfc_epilogue *ep) {
+    if (!tfc_conv_winograd_fwd_ok(g)) return false;
+    tfc_status st = TFC_STATUS_INIT;
+    const bool relu = ep && ep->act == TFC_EPI_RELU;
+    if (!tfc_conv2d_winograd_fwd_f32(pool, g, x, f, ep ? ep->bias : NULL, relu, y, &st)) return false;
+    if (ep && ep->act != TFC_EPI_NONE && !relu) {
+        const tfc_epilogue act = {.act = ep->act, .alpha = ep->alpha};
+        tfc_epilogue_rows(pool, &act, false, y, g->batch * g->out_h * g->out_w, g->out_c);
+    }
+    return true;
+}
+
 static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
                              const tfc_epilogue *ep) {
-    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1) return false;
+    if (!implicit_enabled()) return false;
+    if (winograd_fwd_f32(pool, g, x, f, y, ep)) return true;
+    if (g->groups != 1 || g->dil_w != 1) return false;
     float *owned;
     const float *xp = padded(pool, x, g->batch, g->in_h, g->in_w, g->in_c, g->pad_top, g->pad_bottom, g->pad_left,
                              g->pad_right, 0, &owned);
@@ -116,7 +139,10 @@ static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
  * with pt' = (KH - 1) * dil_h - pad_top, pl' = KW - 1 - pad_left (and likewise at the bottom and right). */
 static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
                                    float *dx) {
-    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1 || g->stride_h != 1 || g->stride_w != 1) return false;
+    if (!implicit_enabled()) return false;
+    tfc_status wst = TFC_STATUS_INIT; /* its only failures (no scratch) fall back to the paths below */
+    if (tfc_conv_winograd_bwd_input_ok(g) && tfc_conv2d_winograd_bwd_input_f32(pool, g, dy, f, dx, &wst)) return true;
+    if (g->groups != 1 || g->dil_w != 1 || g->stride_h != 1 || g->stride_w != 1) return false;
     const int64_t KH = g->k_h, KW = g->k_w, C = g->in_c, Cout = g->out_c, eh = (KH - 1) * g->dil_h;
     const int64_t pt = eh - g->pad_top, pb = eh - g->pad_bottom, pl = KW - 1 - g->pad_left, pr = KW - 1 - g->pad_right;
     if (pt < 0 || pb < 0 || pl < 0 || pr < 0) return false; /* paddings beyond the filter (EXPLICIT) */

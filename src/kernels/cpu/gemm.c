@@ -56,6 +56,11 @@ static const tfc_gemm_isa *isa_get(void) {
 
 const char *tfc_sgemm_isa(void) { return isa_get()->name; }
 
+const tfc_gemm_isa *tfc_sgemm_kernels(void) {
+    const tfc_gemm_isa *t = isa_get();
+    return t == &blas_isa ? NULL : t;
+}
+
 bool tfc_sgemm_force_isa(const char *name) {
     if (!name) {
         atomic_store(&chosen_isa, choose_isa());

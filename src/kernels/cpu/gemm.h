@@ -118,4 +118,9 @@ typedef struct tfc_gemm_isa {
 
 extern const tfc_gemm_isa tfc_gemm_avx512, tfc_gemm_avx2, tfc_gemm_base;
 
+/* The kernel set tfc_sgemm uses now, for callers that run many small products on their own threads
+ * (Winograd convolution: isa->serial with scratch they allocate once); NULL when products go to cblas
+ * (TFC_GEMM=blas). */
+const tfc_gemm_isa *tfc_sgemm_kernels(void);
+
 #endif

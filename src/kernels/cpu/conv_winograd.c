@@ -1,0 +1,410 @@
+/* Winograd F(2x2, 3x3) convolution of float32 NHWC data (see conv_winograd.h).
+ *
+ * In one dimension, two outputs of a 3-tap filter g over four inputs d are
+ *   y = A^T [(G g) . (B^T d)]    B^T = [1  0 -1  0]   G = [ 1    0    0 ]   A^T = [1 1  1  0]
+ *                                     [0  1  1  0]       [1/2  1/2  1/2]         [0 1 -1 -1]
+ *                                     [0 -1  1  0]       [1/2 -1/2  1/2]
+ *                                     [0  1  0 -1]       [ 0    0    1 ]
+ * and nested over rows and columns a 2x2 output tile is A^T [(G g G^T) . (B^T d B)] A from the 4x4 input
+ * patch d at the tile's top-left input pixel (tiles overlap by 2 input pixels).
+ *
+ * Layouts, with tiles numbered q = (n * TH + tile row) * TW + tile column, TH = ceil(out_h / 2):
+ *   U  [16][C][CO]   G g G^T of every (input channel, output channel) pair: point p = 4 * row + column
+ *   V  [16][T][C]    B^T d B of a block of T consecutive tiles (a per-thread scratch)
+ *   M  [16][T][CO]   M[p] = V[p] x U[p]: 16 GEMMs [T, C] x [C, CO] on tfc_sgemm's micro-kernels
+ * then the output transform A^T M A of each tile (plus bias, ReLU) writes its 2x2 pixels. T is chosen so
+ * that V and M of a block (16 T (C + CO) floats) stay in L2 between the three steps, and blocks run in
+ * parallel, one scratch slot per running thread. Pixels past the input read as zero (padding, and the
+ * bottom/right tiles of odd output sizes, whose extra outputs are dropped). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/gemm.h"
+
+/* 64-byte vector types in inline helpers: no call ever passes one (GCC warns about the ABI regardless) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define PTS 16 /* transform points of a 4x4 patch */
+
+/* About this many bytes of V and M per block (L2 is 1 MB per core on the CPUs measured; the rest holds the
+ * U[p] being multiplied and the GEMM's packed edges). */
+#ifndef BLOCK_BYTES
+#define BLOCK_BYTES (640 * 1024)
+#endif
+
+static bool winograd_enabled(void) {
+    static _Atomic int state; /* 0: not read, 1: on, 2: off */
+    int s = state;
+    if (!s) {
+        const char *e = getenv("TFC_CONV_WINOGRAD");
+        state = s = e && !strcmp(e, "0") ? 2 : 1;
+    }
+    return s == 1;
+}
+
+static bool is_3x3_s1(const tfc_conv_geom *g) {
+    return g->k_h == 3 && g->k_w == 3 && g->stride_h == 1 && g->stride_w == 1 && g->dil_h == 1 && g->dil_w == 1 &&
+           g->groups == 1;
+}
+
+/* Where it measured faster than the implicit GEMM (sweeps of channel counts and image sizes, 1 and 2
+ * threads). The GEMMs over c need c >= 16 to run well (a one-channel image's first layer is 9 products per
+ * output on the GEMM path and would become 16 here, and 8 channels measured 0.5-0.9x), and co >= 16 fills
+ * a vector. Tiles past odd output sizes cost products for nothing: a 3x3 output in one 4x4 tile needs 64
+ * products where the GEMM needs 81 (0.4-1.1x measured), so at most 0.7 times the GEMM's products. The
+ * filter transform (16 c co values written per call) takes as long as the products of tens of tiles: at
+ * least 32 tiles (one 7x7 image in 16 tiles measured 0.6-0.75x; a 14x14 image, 49 tiles, 1.1-1.8x). */
+static bool worth_it(int64_t n, int64_t oh, int64_t ow, int64_t c, int64_t co) {
+    if (c < 16 || co < 16 || n <= 0 || oh <= 0 || ow <= 0) return false;
+    const double tiles = (double)n * (double)((oh + 1) / 2) * (double)((ow + 1) / 2); /* (no overflow) */
+    return tiles >= 32 && tiles * 16 <= 0.7 * 9 * (double)n * (double)oh * (double)ow;
+}
+
+bool tfc_conv_winograd_fwd_ok(const tfc_conv_geom *g) {
+    return is_3x3_s1(g) && winograd_enabled() && tfc_sgemm_kernels() &&
+           worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c);
+}
+
+bool tfc_conv_winograd_bwd_input_ok(const tfc_conv_geom *g) {
+    return is_3x3_s1(g) && winograd_enabled() && tfc_sgemm_kernels() &&
+           worth_it(g->batch, g->in_h, g->in_w, g->out_c, g->in_c);
+}
+
+/* One convolution in the form the kernels compute:
+ *   y[n, oh, ow, co] = act(sum x[n, oh + kh - pt, ow + kw - pl, ci] w[kh, kw, ci, co] + bias[co]) */
+typedef struct {
+    const float *x;
+    int64_t n, h, w, c;
+    float *y;
+    int64_t oh, ow, co;
+    int64_t pt, pl;
+    const float *bias;
+    bool relu;
+    int64_t th, tw, tiles; /* tile rows and columns per image, tiles in all */
+    int64_t T;             /* tiles per block */
+    int64_t vps, vts, mps, mts; /* V and M: floats between points and between tiles */
+    const tfc_gemm_isa *isa;
+    const float *u;        /* U [16][c][co] */
+    const float *up;       /* U in the GEMM's packed column panels (point p at up + p * up_stride), or NULL */
+    int64_t up_stride, up_nr;
+    /* scratch: n_slots slots of slot_floats, each V, M, the GEMM's scratch, zeros, a dump row */
+    float *scratch;
+    size_t slot_floats, m_off, ws_off, zero_off, dump_off;
+    _Atomic int *busy;
+    int n_slots;
+} wino_job;
+
+/* ---- filter transform ---- */
+typedef struct {
+    const float *f; /* [3][3][c][co]; with flip: the taps in reverse order (a 180-degree rotation) */
+    bool flip;
+    int64_t c, co;
+    float *u;
+} filter_job;
+
+/* U rows ci in [b, e): G g G^T in double, rounded once (the halvings and sums are then exact or nearly). */
+TFC_SIMD_CLONES static void filter_rows(void *arg, int64_t b, int64_t e) {
+    const filter_job *j = arg;
+    const int64_t C = j->c, CO = j->co, ps = C * CO;
+    for (int64_t ci = b; ci < e; ci++) {
+        const float *fp[9];
+        for (int t = 0; t < 9; t++) fp[t] = j->f + ((j->flip ? 8 - t : t) * C + ci) * CO;
+        float *restrict u = j->u + ci * CO;
+#pragma GCC ivdep
+        for (int64_t o = 0; o < CO; o++) {
+            double g[3][3], h[4][3];
+            for (int t = 0; t < 9; t++) g[t / 3][t % 3] = fp[t][o];
+            for (int k = 0; k < 3; k++) { /* h = G g: rows of the filter combined */
+                h[0][k] = g[0][k];
+                h[1][k] = 0.5 * (g[0][k] + g[1][k] + g[2][k]);
+                h[2][k] = 0.5 * (g[0][k] - g[1][k] + g[2][k]);
+                h[3][k] = g[2][k];
+            }
+            for (int a = 0; a < 4; a++) { /* h G^T: columns */
+                u[(4 * a + 0) * ps + o] = (float)h[a][0];
+                u[(4 * a + 1) * ps + o] = (float)(0.5 * (h[a][0] + h[a][1] + h[a][2]));
+                u[(4 * a + 2) * ps + o] = (float)(0.5 * (h[a][0] - h[a][1] + h[a][2]));
+                u[(4 * a + 3) * ps + o] = (float)h[a][2];
+            }
+        }
+    }
+}
+
+typedef struct {
+    const wino_job *w;
+    float *up;
+} pack_job;
+
+static void pack_points(void *arg, int64_t b, int64_t e) {
+    const pack_job *j = arg;
+    const wino_job *w = j->w;
+    for (int64_t p = b; p < e; p++) {
+        tfc_gemm_args a = {.m = w->T, .n = w->co, .k = w->c, .b = w->u + p * w->c * w->co, .ldb = w->co};
+        w->isa->pack_b_panels(&a, j->up + p * w->up_stride, 0, (w->co + w->up_nr - 1) / w->up_nr);
+    }
+}
+
+/* The transforms run over channels 16 at a time in GCC vector types (one zmm under AVX-512, two ymm / four
+ * xmm in the other clones), the last C % 16 channels in scalars, from the same macro bodies. */
+typedef float wv __attribute__((vector_size(64)));
+typedef float wvu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int wvi __attribute__((vector_size(64)));
+#define WVL 16
+#define LOAD_V(p) (*(const wvu *)(p))
+#define STORE_V(p, v) (*(wvu *)(p) = (v))
+#define LOAD_S(p) (*(p))
+#define STORE_S(p, v) (*(p) = (v))
+
+/* Tile position of tile q: image, first row and column (of the output; the input patch starts pt, pl
+ * before), advanced tile by tile without divisions. */
+typedef struct {
+    int64_t n, r, c;
+} tile_pos;
+
+static inline tile_pos tile_at(const wino_job *j, int64_t q) {
+    const int64_t tpi = j->th * j->tw;
+    return (tile_pos){q / tpi, q % tpi / j->tw * 2, q % j->tw * 2};
+}
+
+static inline void tile_next(const wino_job *j, tile_pos *p) {
+    if ((p->c += 2) < 2 * j->tw) return;
+    p->c = 0;
+    if ((p->r += 2) < 2 * j->th) return;
+    p->r = 0;
+    p->n++;
+}
+
+/* ---- input transform: V[p][t][:] = (B^T d B)[p] of tiles [q0, q0 + nt) ----
+ * d[0..15]: the patch's pixels row by row (each C floats); o[p * ps + i]: point p of channel i. */
+#define INPUT_XFORM(TYPE, LOAD, STORE)                                                                        \
+    do {                                                                                                      \
+        TYPE r[4][4];                                                                                         \
+        for (int k = 0; k < 4; k++) { /* B^T d: rows */                                                      \
+            const TYPE d0 = LOAD(d[k] + i), d1 = LOAD(d[4 + k] + i), d2 = LOAD(d[8 + k] + i),                 \
+                       d3 = LOAD(d[12 + k] + i);                                                              \
+            r[0][k] = d0 - d2;                                                                                \
+            r[1][k] = d1 + d2;                                                                                \
+            r[2][k] = d2 - d1;                                                                                \
+            r[3][k] = d1 - d3;                                                                                \
+        }                                                                                                     \
+        for (int a = 0; a < 4; a++) { /* (B^T d) B: columns */                                              \
+            STORE(o + (4 * a + 0) * ps + i, r[a][0] - r[a][2]);                                               \
+            STORE(o + (4 * a + 1) * ps + i, r[a][1] + r[a][2]);                                               \
+            STORE(o + (4 * a + 2) * ps + i, r[a][2] - r[a][1]);                                               \
+            STORE(o + (4 * a + 3) * ps + i, r[a][1] - r[a][3]);                                               \
+        }                                                                                                     \
+    } while (0)
+
+TFC_SIMD_CLONES static void input_block(const wino_job *j, int64_t q0, int64_t nt, float *v, const float *zeros) {
+    const int64_t C = j->c, ps = j->vps, cv = C / WVL * WVL;
+    tile_pos tp = tile_at(j, q0);
+    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
+        const int64_t ih0 = tp.r - j->pt, iw0 = tp.c - j->pl;
+        const float *d[16];
+        for (int a = 0; a < 4; a++) {
+            const int64_t ih = ih0 + a;
+            const float *row = ih >= 0 && ih < j->h ? j->x + (tp.n * j->h + ih) * j->w * C : NULL;
+            for (int b = 0; b < 4; b++) {
+                const int64_t iw = iw0 + b;
+                d[4 * a + b] = row && iw >= 0 && iw < j->w ? row + iw * C : zeros;
+            }
+        }
+        float *o = v + t * j->vts;
+        int64_t i = 0;
+        for (; i < cv; i += WVL) INPUT_XFORM(wv, LOAD_V, STORE_V);
+        for (; i < C; i++) INPUT_XFORM(float, LOAD_S, STORE_S);
+    }
+}
+
+/* ---- output transform: the 2x2 pixels A^T M A (+ bias, ReLU) of tiles [q0, q0 + nt) ----
+ * mt[p * ps + i]: point p of channel i; y[0..3]: pixels (0,0), (0,1), (1,0), (1,1). ReLU keeps NaN as the
+ * Relu op does: v where v > 0 or v is NaN, else +0. */
+static inline __attribute__((always_inline)) float act_s(float v, bool relu) {
+    return !relu || v > 0 || v != v ? v : 0.0f;
+}
+
+static inline __attribute__((always_inline)) wv act_v(wv v, bool relu) {
+    return relu ? (wv)((wvi)v & ((v > 0) | (v != v))) : v;
+}
+
+#define OUTPUT_XFORM(TYPE, LOAD, STORE, ACT)                                                                  \
+    do {                                                                                                      \
+        TYPE r0[4], r1[4];                                                                                    \
+        for (int k = 0; k < 4; k++) { /* A^T M: rows */                                                      \
+            const TYPE m0 = LOAD(mt + k * ps + i), m1 = LOAD(mt + (4 + k) * ps + i),                          \
+                       m2 = LOAD(mt + (8 + k) * ps + i), m3 = LOAD(mt + (12 + k) * ps + i);                   \
+            r0[k] = m0 + m1 + m2;                                                                             \
+            r1[k] = m1 - m2 - m3;                                                                             \
+        }                                                                                                     \
+        const TYPE bi = LOAD(bias + i); /* (A^T M) A: columns */                                             \
+        STORE(y[0] + i, ACT(r0[0] + r0[1] + r0[2] + bi, relu));                                               \
+        STORE(y[1] + i, ACT(r0[1] - r0[2] - r0[3] + bi, relu));                                               \
+        STORE(y[2] + i, ACT(r1[0] + r1[1] + r1[2] + bi, relu));                                               \
+        STORE(y[3] + i, ACT(r1[1] - r1[2] - r1[3] + bi, relu));                                               \
+    } while (0)
+
+static inline __attribute__((always_inline)) void output_tile(const float *mt, int64_t ps, int64_t co,
+                                                              const float *bias, bool relu, float *const y[4]) {
+    const int64_t cv = co / WVL * WVL;
+    int64_t i = 0;
+    for (; i < cv; i += WVL) OUTPUT_XFORM(wv, LOAD_V, STORE_V, act_v);
+    for (; i < co; i++) OUTPUT_XFORM(float, LOAD_S, STORE_S, act_s);
+}
+
+TFC_SIMD_CLONES static void output_block(const wino_job *j, int64_t q0, int64_t nt, const float *m, const float *zeros,
+                                         float *dump) {
+    const int64_t CO = j->co, ps = j->mps;
+    const float *bias = j->bias ? j->bias : zeros;
+    tile_pos tp = tile_at(j, q0);
+    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
+        float *y[4];
+        for (int a = 0; a < 2; a++)
+            for (int b = 0; b < 2; b++)
+                y[2 * a + b] = tp.r + a < j->oh && tp.c + b < j->ow
+                                   ? j->y + ((tp.n * j->oh + tp.r + a) * j->ow + tp.c + b) * CO
+                                   : dump;
+        /* relu as a constant in each call: branch-free loops */
+        if (j->relu) output_tile(m + t * j->mts, ps, CO, bias, true, y);
+        else output_tile(m + t * j->mts, ps, CO, bias, false, y);
+    }
+}
+
+/* ---- blocks ---- */
+static int take_slot(wino_job *j) {
+    for (;;)
+        for (int s = 0; s < j->n_slots; s++) {
+            int expect = 0;
+            if (atomic_compare_exchange_strong(&j->busy[s], &expect, 1)) return s;
+        }
+}
+
+static void run_blocks(void *arg, int64_t b, int64_t e) {
+    wino_job *j = arg;
+    const int slot = take_slot(j);
+    float *v = j->scratch + (size_t)slot * j->slot_floats, *m = v + j->m_off, *ws = v + j->ws_off;
+    const float *zeros = v + j->zero_off;
+    float *dump = v + j->dump_off;
+    for (int64_t blk = b; blk < e; blk++) {
+        const int64_t q0 = blk * j->T, nt = j->tiles - q0 < j->T ? j->tiles - q0 : j->T;
+        input_block(j, q0, nt, v, zeros);
+        for (int p = 0; p < PTS; p++) {
+            const tfc_gemm_args a = {.m = nt, .n = j->co, .k = j->c, .alpha = 1.0f, .beta = 0.0f,
+                                     .a = v + p * j->vps, .lda = j->vts,
+                                     .b = j->u + p * j->c * j->co, .ldb = j->co,
+                                     .c = m + p * j->mps, .ldc = j->mts,
+                                     .bp = j->up ? j->up + p * j->up_stride : NULL, .bp_stride = j->up_nr * j->c};
+            j->isa->serial(&a, ws);
+        }
+        output_block(j, q0, nt, m, zeros, dump);
+    }
+    atomic_store(&j->busy[slot], 0);
+}
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* The convolution of j (geometry set) with filter f as filter_job describes it. */
+static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, bool flip, tfc_status *st) {
+    const char *what = "Conv2D Winograd scratch";
+    j->th = (j->oh + 1) / 2;
+    j->tw = (j->ow + 1) / 2;
+    j->tiles = j->n * j->th * j->tw;
+    if (j->tiles == 0 || j->co == 0) return true;
+    if (j->c == 0) { /* no input channels: every pixel is act(bias) */
+        const int64_t pixels = j->n * j->oh * j->ow;
+        for (int64_t q = 0; q < pixels; q++)
+            for (int64_t o = 0; o < j->co; o++) j->y[q * j->co + o] = act_s(j->bias ? j->bias[o] : 0.0f, j->relu);
+        return true;
+    }
+    const int mr = j->isa->mr;
+    int64_t T = BLOCK_BYTES / (int64_t)(PTS * sizeof(float) * (size_t)(j->c + j->co)) / mr * mr;
+    /* Every block multiplies by all of U: past L2 (16 c co floats over 512 KB: 128 -> 128 channels) it comes
+     * from L3 or memory, and T rows per U value are what keeps the kernels fed (512 -> 512 channels, 7x7:
+     * 28 tiles ran at 2/3 of the speed of 112) */
+    const int64_t tmin = (double)PTS * (double)j->c * (double)j->co * sizeof(float) > 512.0 * 1024 ? 8 * mr : 2 * mr;
+    if (T < tmin) T = tmin;
+    const int threads = tfc_threadpool_size(pool);
+    /* at least 2 blocks per thread when there are enough tiles, so a thread slowed by other load does not
+     * hold the others up at the end */
+    const int64_t per = (j->tiles + 2 * threads - 1) / (2 * threads);
+    if (threads > 1 && per < T) T = per > 2 * mr ? (per + mr - 1) / mr * mr : 2 * mr;
+    if (T > j->tiles) T = j->tiles;
+    j->T = T;
+    const int64_t blocks = (j->tiles + T - 1) / T;
+    j->n_slots = blocks < threads ? (int)blocks : threads;
+
+    /* U, and its packed panels where the GEMM would otherwise pack a partial panel (or all of B, for more
+     * than 256 columns) on every call */
+    const tfc_gemm_args probe = {.m = T, .n = j->co, .k = j->c};
+    j->up_nr = j->isa->bp_nr(&probe);
+    const bool pack = j->co % j->up_nr != 0 || j->co > 256;
+    j->up_stride = pack ? (j->co + j->up_nr - 1) / j->up_nr * j->up_nr * j->c : 0;
+    const size_t u_floats = round16((size_t)(PTS * j->c * j->co)), up_floats = round16((size_t)(PTS * j->up_stride));
+    const size_t ft_floats = flip ? round16((size_t)(9 * j->c * j->co)) : 0;
+    /* point-major V and M (a tile-major layout, one store stream per tile, measured the same) */
+    j->vps = T * j->c, j->vts = j->c, j->mps = T * j->co, j->mts = j->co;
+    j->m_off = round16((size_t)((T - 1) * j->vts + (PTS - 1) * j->vps + j->c));
+    j->ws_off = j->m_off + round16((size_t)((T - 1) * j->mts + (PTS - 1) * j->mps + j->co));
+    j->zero_off = j->ws_off + round16(j->isa->ws_floats(&probe));
+    j->dump_off = j->zero_off + round16((size_t)(j->c > j->co ? j->c : j->co));
+    j->slot_floats = j->dump_off + round16((size_t)j->co);
+    const size_t floats = u_floats + up_floats + ft_floats + (size_t)j->n_slots * j->slot_floats;
+    const size_t bytes = floats * sizeof(float) + (size_t)j->n_slots * sizeof(_Atomic int);
+    char *buf = tfc_aligned_alloc(bytes);
+    if (!buf) return tfc_status_oom(st, what, bytes);
+    float *u = (float *)buf, *up = u + u_floats, *ft = up + up_floats;
+    j->scratch = ft + ft_floats;
+    j->busy = (_Atomic int *)(buf + floats * sizeof(float));
+    for (int s = 0; s < j->n_slots; s++) {
+        atomic_init(&j->busy[s], 0);
+        float *slot = j->scratch + (size_t)s * j->slot_floats;
+        memset(slot + j->zero_off, 0, (size_t)(j->dump_off - j->zero_off) * sizeof(float));
+    }
+
+    if (flip) { /* [3][3][co][c] (the forward filter's channel order) -> [3][3][c][co] */
+        tfc_conv_transpose(pool, f, ft, 9, j->co, j->c, sizeof(float));
+        f = ft;
+    }
+    filter_job fj = {f, flip, j->c, j->co, u};
+    tfc_parallel_for(pool, j->c, 16 * j->co, filter_rows, &fj);
+    j->u = u;
+    j->up = NULL;
+    if (pack) {
+        pack_job pj = {j, up};
+        tfc_parallel_for(pool, PTS, j->c * j->co, pack_points, &pj);
+        j->up = up;
+    }
+    tfc_parallel_for(pool, blocks, T * PTS * j->c * j->co / 8 + 1, run_blocks, j);
+    tfc_aligned_free(buf);
+    return true;
+}
+
+static bool check(const char *op, const tfc_conv_geom *g, const tfc_gemm_isa **isa, tfc_status *st) {
+    if (!is_3x3_s1(g))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: the Winograd path needs a 3x3 filter, stride 1, dilation 1, one group",
+                              op);
+    if (!(*isa = tfc_sgemm_kernels()))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: the Winograd path needs tfc's GEMM kernels (TFC_GEMM=blas)", op);
+    return true;
+}
+
+bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
+                                 const float *bias, bool relu, float *y, tfc_status *st) {
+    wino_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .y = y, .oh = g->out_h,
+                  .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .bias = bias, .relu = relu};
+    if (!check("Conv2D", g, &j.isa, st)) return false;
+    return winograd_run(pool, &j, f, false, st);
+}
+
+/* dx[ih, iw] = sum dy[ih + pad_top - kh, iw + pad_left - kw] f[kh, kw] = sum dy[ih - (2 - pad_top) + kh',
+ * iw - (2 - pad_left) + kw'] f[2 - kh', 2 - kw']: the forward form with padding 2 - pad (negative for
+ * EXPLICIT paddings over 2: the window then starts inside dy, which the bounds checks handle alike). */
+bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
+                                       float *dx, tfc_status *st) {
+    wino_job j = {.x = dy, .n = g->batch, .h = g->out_h, .w = g->out_w, .c = g->out_c, .y = dx, .oh = g->in_h,
+                  .ow = g->in_w, .co = g->in_c, .pt = 2 - g->pad_top, .pl = 2 - g->pad_left};
+    if (!check("Conv2DBackpropInput", g, &j.isa, st)) return false;
+    return winograd_run(pool, &j, f, true, st);
+}

@@ -1,0 +1,54 @@
+/* Internal: Winograd F(2x2, 3x3) convolution of float32 NHWC data (conv_winograd.c).
+ *
+ * A 3x3 stride-1 convolution computes each 2x2 block of output pixels from the 4x4 input patch under it
+ * with 16 products per (input channel, output channel) pair instead of 36 (2.25x fewer multiplies):
+ *   y_tile = A^T [ (G g G^T) . (B^T d B) ] A   per channel pair, summed over input channels,
+ * and the sum over input channels of the 16 transform points is 16 GEMMs [tiles, in_c] x [in_c, out_c] on
+ * tfc's SGEMM kernels. F(2x2, 3x3) keeps float32 errors at the level of the direct GEMM's (its transforms
+ * only add, subtract and halve); F(4x4, 3x3) would save another 1.8x of the multiplies but measured 3-7x
+ * the error tests/ops allows float32 kernels (2e-5 * (1 + |reference|) per element) at 64 input channels.
+ *
+ * Conv2D uses it for 3x3 filters with stride 1, dilation 1, no groups and any padding (SAME, VALID,
+ * EXPLICIT), float32 (half and bfloat16 compute in float32 too), where it measured faster than the
+ * implicit-GEMM path (tfc_conv_winograd_fwd_ok); Conv2DBackpropInput of such a convolution is the same
+ * computation on the output gradient, with the filter rotated by 180 degrees and its channel dims
+ * swapped, and "full" padding (2 - pad). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
+ * once), for comparisons. */
+#ifndef TFC_KERNELS_CPU_CONV_WINOGRAD_H
+#define TFC_KERNELS_CPU_CONV_WINOGRAD_H
+
+#include <stdbool.h>
+
+#include "kernels/cpu/kernels.h"
+#include "ops/conv_geom.h"
+
+/* Whether Conv2D of geometry g (from tfc_conv_geom_init; NHWC or NCHW, the kernels see NHWC) in float32
+ * runs on the Winograd path: it applies (3x3, stride 1, dilation 1, groups 1), is not switched off, and is
+ * expected faster than the GEMM path for these sizes (small channel counts keep the GEMM path). */
+bool tfc_conv_winograd_fwd_ok(const tfc_conv_geom *g);
+/* The same for Conv2DBackpropInput of geometry g (the forward convolution's geometry). */
+bool tfc_conv_winograd_bwd_input_ok(const tfc_conv_geom *g);
+
+/* Forward Conv2D, optionally fused with BiasAdd and Relu (TensorFlow's _FusedConv2D):
+ *   y[n, oh, ow, co] = act(sum_{kh, kw, ci} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] f[kh, kw, ci, co]
+ *                          + bias[co])
+ * x [batch, in_h, in_w, in_c], f [3, 3, in_c, out_c] (TensorFlow's filter layout), y [batch, out_h, out_w,
+ * out_c], all float32, NHWC, contiguous; input pixels outside x are zero. bias: out_c values, or NULL for
+ * none. relu: act(v) = max(v, 0) (NaN stays NaN, as the Relu op), applied after the bias; false: identity.
+ * Only g's batch, in_h/in_w/in_c, out_h/out_w/out_c, pad_top and pad_left are read; g must describe a 3x3
+ * filter with stride 1, dilation 1 and one group (any padding, out_h/out_w >= 0). The caller picks the
+ * path with tfc_conv_winograd_fwd_ok, but any such geometry computes correctly. Runs on `pool`.
+ * Returns false with st set: UNIMPLEMENTED when g is not such a convolution or tfc_sgemm runs on cblas
+ * (TFC_GEMM=blas), RESOURCE_EXHAUSTED when its scratch cannot be allocated; y is then unspecified and
+ * the caller falls back to the GEMM path (nothing else is left behind). */
+bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
+                                 const float *bias, bool relu, float *y, tfc_status *st);
+
+/* Conv2DBackpropInput of the forward convolution g (same conditions on g):
+ *   dx[n, ih, iw, ci] = sum_{kh, kw, co} dy[n, ih + pad_top - kh, iw + pad_left - kw, co] f[kh, kw, ci, co]
+ * dy [batch, out_h, out_w, out_c], f [3, 3, in_c, out_c], dx [batch, in_h, in_w, in_c]; dy pixels outside
+ * dy are zero. Errors as tfc_conv2d_winograd_fwd_f32. */
+bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
+                                       float *dx, tfc_status *st);
+
+#endif

@@ -1,0 +1,220 @@
+/* The Winograd F(2x2, 3x3) convolution (src/kernels/cpu/conv_winograd.c) called directly, against float64
+ * loops: forward with and without bias and ReLU, backprop-input, on odd sizes (partial tiles), SAME, VALID and
+ * EXPLICIT paddings (over 2 too, where the backprop's "full" padding becomes negative), channel counts
+ * that are not multiples of 16, batch 1, several blocks per thread on a pool, every GEMM kernel set this CPU
+ * has; and which geometries the Conv2D dispatch sends to it. Buffers are allocated to their exact sizes so
+ * ASan sees any access past them. */
+#include "kernels/cpu/conv_winograd.h"
+#include "kernels/cpu/gemm.h"
+#include "tfc_test.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static float uniform(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
+}
+
+static float *rand_buf(int64_t n) {
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
+    REQUIRE(p);
+    for (int64_t i = 0; i < n; i++) p[i] = uniform();
+    return p;
+}
+
+/* A 3x3 stride-1 geometry with explicit paddings (top, bottom, left, right). */
+static tfc_conv_geom geom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t co, int64_t pt, int64_t pb, int64_t pl,
+                          int64_t pr) {
+    tfc_conv_geom g = {.batch = n, .in_h = h, .in_w = w, .in_c = c, .k_h = 3, .k_w = 3, .k_c = c, .out_c = co,
+                       .groups = 1, .mult = 1, .out_h = h + pt + pb - 2, .out_w = w + pl + pr - 2, .stride_h = 1,
+                       .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = pt, .pad_bottom = pb, .pad_left = pl,
+                       .pad_right = pr};
+    return g;
+}
+
+/* y[n, oh, ow, o] = sum x[n, oh + kh - pt, ow + kw - pl, c] f[kh, kw, c, o] in float64 (no bias); ya: the sums
+ * of the terms' magnitudes */
+static void ref_fwd(const tfc_conv_geom *g, const float *x, const float *f, double *y, double *ya) {
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t oh = 0; oh < g->out_h; oh++)
+            for (int64_t ow = 0; ow < g->out_w; ow++)
+                for (int64_t o = 0; o < g->out_c; o++) {
+                    double s = 0, sa = 0;
+                    for (int64_t kh = 0; kh < 3; kh++)
+                        for (int64_t kw = 0; kw < 3; kw++) {
+                            const int64_t ih = oh + kh - g->pad_top, iw = ow + kw - g->pad_left;
+                            if (ih < 0 || ih >= g->in_h || iw < 0 || iw >= g->in_w) continue;
+                            for (int64_t c = 0; c < g->in_c; c++) {
+                                const double v = (double)x[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] *
+                                                 f[((kh * 3 + kw) * g->in_c + c) * g->out_c + o];
+                                s += v;
+                                sa += fabs(v);
+                            }
+                        }
+                    y[((n * g->out_h + oh) * g->out_w + ow) * g->out_c + o] = s;
+                    ya[((n * g->out_h + oh) * g->out_w + ow) * g->out_c + o] = sa;
+                }
+}
+
+/* dx = the adjoint of ref_fwd applied to dy (dxa: magnitudes, as ref_fwd) */
+static void ref_bwd_input(const tfc_conv_geom *g, const float *dy, const float *f, double *dx, double *dxa) {
+    memset(dx, 0, (size_t)(g->batch * g->in_h * g->in_w * g->in_c) * sizeof(double));
+    memset(dxa, 0, (size_t)(g->batch * g->in_h * g->in_w * g->in_c) * sizeof(double));
+    for (int64_t n = 0; n < g->batch; n++)
+        for (int64_t oh = 0; oh < g->out_h; oh++)
+            for (int64_t ow = 0; ow < g->out_w; ow++)
+                for (int64_t kh = 0; kh < 3; kh++)
+                    for (int64_t kw = 0; kw < 3; kw++) {
+                        const int64_t ih = oh + kh - g->pad_top, iw = ow + kw - g->pad_left;
+                        if (ih < 0 || ih >= g->in_h || iw < 0 || iw >= g->in_w) continue;
+                        for (int64_t c = 0; c < g->in_c; c++) {
+                            double s = 0, sa = 0;
+                            for (int64_t o = 0; o < g->out_c; o++) {
+                                const double v = (double)dy[((n * g->out_h + oh) * g->out_w + ow) * g->out_c + o] *
+                                                 f[((kh * 3 + kw) * g->in_c + c) * g->out_c + o];
+                                s += v;
+                                sa += fabs(v);
+                            }
+                            dx[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] += s;
+                            dxa[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] += sa;
+                        }
+                    }
+}
+
+/* got within the float32 kernels' tolerance of tests/ops (2e-5 * (1 + |want|)) element by element, plus 2
+ * float32 ulps of the sum of the terms' magnitudes: the rounding of any float32 summation of hundreds of
+ * channels, which the small shapes of tests/ops never reach (the GEMM path's error grows alike) */
+static bool close_all(const char *what, const tfc_conv_geom *g, const float *got, const double *want,
+                      const double *mag, int64_t len) {
+    for (int64_t i = 0; i < len; i++)
+        if (!(fabs(got[i] - want[i]) <= 2e-5 * (1 + fabs(want[i])) + 1.2e-7 * mag[i])) {
+            fprintf(stderr, "%s n=%lld %lldx%lldx%lld -> %lldx%lldx%lld pads (%lld, %lld, %lld, %lld): element %lld = %.9g, "
+                            "reference %.9g\n",
+                    what, (long long)g->batch, (long long)g->in_h, (long long)g->in_w, (long long)g->in_c,
+                    (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->pad_top,
+                    (long long)g->pad_bottom, (long long)g->pad_left, (long long)g->pad_right, (long long)i, got[i],
+                    want[i]);
+            return false;
+        }
+    return true;
+}
+
+static bool check_geom(const tfc_conv_geom *g, tfc_threadpool *pool) {
+    const int64_t xl = g->batch * g->in_h * g->in_w * g->in_c, yl = g->batch * g->out_h * g->out_w * g->out_c;
+    const int64_t fl = 9 * g->in_c * g->out_c;
+    float *x = rand_buf(xl), *f = rand_buf(fl), *bias = rand_buf(g->out_c), *dy = rand_buf(yl);
+    float *y = rand_buf(yl), *dx = rand_buf(xl);
+    double *want = malloc((size_t)(yl > 0 ? yl : 1) * sizeof(double)), *dxw = malloc((size_t)(xl > 0 ? xl : 1) * sizeof(double));
+    double *ya = malloc((size_t)(yl > 0 ? yl : 1) * sizeof(double)), *dxa = malloc((size_t)(xl > 0 ? xl : 1) * sizeof(double));
+    REQUIRE(want && dxw && ya && dxa);
+    tfc_status st = TFC_STATUS_INIT;
+    bool ok = true;
+
+    ref_fwd(g, x, f, want, ya);
+    CHECK(tfc_conv2d_winograd_fwd_f32(pool, g, x, f, NULL, false, y, &st));
+    CHECK_OK(&st);
+    ok = ok && close_all("forward", g, y, want, ya, yl);
+
+    /* bias and ReLU: act(conv + bias), a NaN input pixel stays NaN through the ReLU */
+    for (int64_t i = 0; i < yl; i++) {
+        const double v = want[i] + bias[i % g->out_c];
+        want[i] = v > 0 ? v : 0;
+    }
+    CHECK(tfc_conv2d_winograd_fwd_f32(pool, g, x, f, bias, true, y, &st));
+    CHECK_OK(&st);
+    ok = ok && close_all("forward + bias + relu", g, y, want, ya, yl);
+
+    ref_bwd_input(g, dy, f, dxw, dxa);
+    CHECK(tfc_conv2d_winograd_bwd_input_f32(pool, g, dy, f, dx, &st));
+    CHECK_OK(&st);
+    ok = ok && close_all("backprop input", g, dx, dxw, dxa, xl);
+    CHECK(ok);
+    free(x), free(f), free(bias), free(dy), free(y), free(dx), free(want), free(dxw), free(ya), free(dxa);
+    return ok;
+}
+
+static void run_isa(const char *isa, tfc_threadpool *pool) {
+    if (!tfc_sgemm_force_isa(isa)) {
+        printf("winograd: %s not available here, skipped\n", isa);
+        return;
+    }
+    /* n, h, w, c, co, pads */
+    static const int64_t cases[][9] = {
+        {1, 7, 9, 17, 20, 1, 1, 1, 1},    /* SAME, odd sizes, batch 1 */
+        {2, 13, 13, 32, 64, 0, 0, 0, 0},  /* VALID: 11x11 output, partial last tiles */
+        {3, 6, 5, 24, 33, 2, 0, 0, 1},    /* EXPLICIT, asymmetric */
+        {1, 8, 6, 19, 18, 3, 1, 0, 4},    /* paddings over 2: the backprop's window starts inside dy */
+        {1, 3, 3, 16, 16, 0, 0, 0, 0},    /* one output pixel */
+        {1, 1, 1, 21, 17, 1, 1, 1, 1},    /* 1x1 image, SAME */
+        {2, 4, 7, 5, 3, 1, 1, 1, 1},      /* few channels (the dispatch keeps these on the GEMM path) */
+        {2, 30, 31, 40, 48, 1, 1, 1, 1},  /* several blocks per thread */
+        {1, 12, 10, 70, 300, 1, 1, 1, 1}, /* more than 256 output channels: pre-packed U panels */
+        {1, 16, 16, 300, 24, 0, 0, 1, 1}, /* long k for the GEMM */
+    };
+    bool ok = true;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {
+        const int64_t *c = cases[i];
+        tfc_conv_geom g = geom(c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8]);
+        ok = check_geom(&g, i % 2 ? pool : NULL);
+    }
+    printf("winograd: %s %s\n", isa, ok ? "ok" : "FAILED");
+}
+
+/* Zero input channels: y = act(bias); empty batch or output: nothing to do. */
+static void test_degenerate(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_conv_geom g = geom(1, 3, 4, 0, 3, 1, 1, 1, 1);
+    float bias[3] = {0.5f, -2.0f, 1.0f}, y[36], f[1] = {0};
+    for (int i = 0; i < 36; i++) y[i] = NAN;
+    CHECK(tfc_conv2d_winograd_fwd_f32(NULL, &g, f, f, bias, true, y, &st));
+    for (int i = 0; i < 36; i++) CHECK(y[i] == (i % 3 == 1 ? 0.0f : bias[i % 3]));
+    g = geom(0, 3, 4, 16, 16, 1, 1, 1, 1);
+    CHECK(tfc_conv2d_winograd_fwd_f32(NULL, &g, f, f, NULL, false, y, &st));
+    CHECK_OK(&st);
+    /* not a 3x3 stride-1 convolution: an error, nothing written */
+    g = geom(1, 5, 5, 16, 16, 1, 1, 1, 1);
+    g.stride_h = 2;
+    CHECK(!tfc_conv2d_winograd_fwd_f32(NULL, &g, f, f, NULL, false, y, &st));
+    CHECK_CODE(&st, TFC_UNIMPLEMENTED);
+    CHECK(!tfc_conv_winograd_fwd_ok(&g));
+}
+
+/* What the Conv2D kernels send to it. */
+static void test_dispatch(void) {
+    const char *env = getenv("TFC_CONV_WINOGRAD");
+    if (env && !strcmp(env, "0")) return; /* switched off */
+    tfc_conv_geom g = geom(32, 56, 56, 64, 64, 1, 1, 1, 1);
+    CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(128, 13, 13, 32, 64, 0, 0, 0, 0);
+    CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(128, 28, 28, 1, 32, 0, 0, 0, 0); /* a one-channel image: the GEMM path */
+    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(8, 28, 28, 32, 64, 1, 1, 1, 1);
+    g.dil_w = 2;
+    CHECK(!tfc_conv_winograd_fwd_ok(&g));
+    g = geom(8, 28, 28, 32, 64, 1, 1, 1, 1);
+    g.groups = 2, g.k_c = 16;
+    CHECK(!tfc_conv_winograd_fwd_ok(&g));
+}
+
+int main(void) {
+    tfc_threadpool *pool = tfc_threadpool_new(3);
+    REQUIRE(pool);
+    const char *isas[] = {"avx512", "avx2", "baseline"};
+    for (int i = 0; i < 3; i++) run_isa(isas[i], pool);
+    CHECK(tfc_sgemm_force_isa(NULL));
+    test_degenerate();
+    test_dispatch();
+    if (tfc_sgemm_force_isa("blas")) { /* products on cblas: the path declines */
+        tfc_status st = TFC_STATUS_INIT;
+        tfc_conv_geom g = geom(1, 4, 4, 16, 16, 1, 1, 1, 1);
+        float z[256] = {0};
+        CHECK(!tfc_conv_winograd_fwd_ok(&g));
+        CHECK(!tfc_conv2d_winograd_fwd_f32(NULL, &g, z, z, NULL, false, z, &st));
+        CHECK_CODE(&st, TFC_UNIMPLEMENTED);
+        CHECK(tfc_sgemm_force_isa(NULL));
+    }
+    tfc_threadpool_free(pool);
+    printf("%d checks, %d failures\n", tfc_test_checks, tfc_test_failures);
+    return tfc_test_failures ? 1 : 0;
+}
