@@ -234,6 +234,29 @@ def test_conv2d_large_tiles(rng):
                       {"strides": [1, 1, 1, 1], "padding": "SAME"}, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_conv2d_winograd_shapes(rng, dtype):
+    """3x3 stride-1 convolutions with 16+ channels each way, which tfc computes with Winograd F(2x2, 3x3) in
+    float32: odd sizes (partial tiles), SAME and VALID, batch 1-3; forward and backprop-input, at the
+    tolerance of the GEMM path."""
+    require_ops("Conv2D", "Conv2DBackpropInput")
+    for _ in range(6):
+        n, h, w = int(rng.integers(1, 4)), int(rng.integers(7, 24)), int(rng.integers(7, 24))
+        c, co = int(rng.integers(16, 49)), int(rng.integers(16, 49))
+        padding = str(rng.choice(["SAME", "VALID"]))
+        attrs = {"strides": [1, 1, 1, 1], "padding": padding}
+        oh, ow = (h, w) if padding == "SAME" else (h - 2, w - 2)
+        x, f = random_array(rng, (n, h, w, c), dtype), random_array(rng, (3, 3, c, co), dtype)
+        dy = random_array(rng, (n, oh, ow, co), dtype)
+        msg = " %s %r: " % (dtype, (n, h, w, c, co, padding))
+        compare(tfc_outputs("Conv2D", {"input": x, "filter": f}, attrs),
+                tf.raw_ops.Conv2D(input=x, filter=f, **attrs).numpy(), dtype, "Conv2D" + msg)
+        sizes = np.array([n, h, w, c], np.int32)
+        compare(tfc_outputs("Conv2DBackpropInput", {"input_sizes": sizes, "filter": f, "out_backprop": dy}, attrs),
+                tf.raw_ops.Conv2DBackpropInput(input_sizes=sizes, filter=f, out_backprop=dy, **attrs).numpy(), dtype,
+                "Conv2DBackpropInput" + msg)
+
+
 def grouped_reference(x, f, attrs, groups):
     """Grouped convolution as TensorFlow ops: one Conv2D per group, concatenated (NHWC)."""
     cg, cog = x.shape[3] // groups, f.shape[3] // groups

@@ -1,6 +1,6 @@
 /* Op test cases: convolution and pooling (src/ops/conv_ops.c). Shapes cover odd sizes, stride 2 with SAME on
  * even and odd sizes, dilations, EXPLICIT padding, NCHW and NHWC, grouped convolution, the GEMM fast paths
- * (pointwise 1x1, filter covering the input) and size-0 batches/outputs. */
+ * (pointwise 1x1, filter covering the input), the Winograd path and size-0 batches/outputs. */
 #include "op_test.h"
 
 #define I4(...) ((const int64_t[]){__VA_ARGS__})
@@ -34,6 +34,14 @@ const op_case op_cases_conv[] = {
     {"Conv2D", "pointwise 1x1", 2, {IN_T(4, 2, 4, 3, 5), IN_T(4, 1, 1, 5, 3)}, 2, {S1, PAD("VALID")}, .grad = true},
     {"Conv2D", "filter covers the input", 2, {IN_T(4, 3, 3, 4, 2), IN_T(4, 3, 4, 2, 5)}, 2, {S1, PAD("VALID")}, .grad = true},
     {"Conv2D", "grouped (2 groups)", 2, {IN_T(4, 1, 5, 5, 4), IN_T(4, 3, 3, 2, 6)}, 2, {S1, PAD("SAME")}, .grad = true},
+    /* the Winograd path (float32, half and bfloat16: 3x3, stride 1, >= 16 channels each way, >= 32 2x2 tiles;
+     * tests/unit/test_conv_winograd.c checks that these geometries take it) */
+    {"Conv2D", "Winograd: SAME odd 11x13, 17 -> 20 channels, batch 1", 2, {IN_T(4, 1, 11, 13, 17), IN_T(4, 3, 3, 17, 20)}, 2,
+     {S1, PAD("SAME")}, .grad = false},
+    {"Conv2D", "Winograd: VALID 9x13 -> 7x11, 18 -> 24 channels", 2, {IN_T(4, 2, 9, 13, 18), IN_T(4, 3, 3, 18, 24)}, 2,
+     {S1, PAD("VALID")}, .grad = false},
+    {"Conv2D", "Winograd: NCHW EXPLICIT asymmetric 10x9 -> 10x11", 2, {IN_T(4, 2, 19, 10, 9), IN_T(4, 3, 3, 19, 33)}, 4,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 0, 0, 2, 0, 1, 3), NCHW}, .grad = false},
     {"Conv2D", "empty batch", 2, {IN_T(4, 0, 5, 5, 3), IN_T(4, 3, 3, 3, 2)}, 2, {S1, PAD("SAME")}, .grad = false},
     {"Conv2D", "output width 0", 2, {IN_T(4, 1, 5, 2, 1), IN_T(4, 2, 3, 1, 2)}, 2, {S1, PAD("VALID")}, .grad = false},
     {"Conv2D", "kernel larger than input, VALID stride 2: output 0", 2, {IN_T(4, 1, 5, 5, 1), IN_T(4, 6, 6, 1, 1)}, 2,
@@ -52,6 +60,13 @@ const op_case op_cases_conv[] = {
      {S1, PAD("SAME")}, .grad = true},
     {"Conv2DBackpropInput", "pointwise", 3, {SIZES(2, 4, 3, 5), IN_T(4, 1, 1, 5, 3), IN_T(4, 2, 4, 3, 3)}, 2,
      {S1, PAD("VALID")}, .grad = true},
+    {"Conv2DBackpropInput", "Winograd: SAME odd 11x13, batch 1", 3,
+     {SIZES(1, 11, 13, 17), IN_T(4, 3, 3, 17, 20), IN_T(4, 1, 11, 13, 20)}, 2, {S1, PAD("SAME")}, .grad = false},
+    {"Conv2DBackpropInput", "Winograd: VALID 9x13 from 7x11", 3,
+     {SIZES(2, 9, 13, 18), IN_T(4, 3, 3, 18, 24), IN_T(4, 2, 7, 11, 24)}, 2, {S1, PAD("VALID")}, .grad = false},
+    {"Conv2DBackpropInput", "Winograd: EXPLICIT paddings up to 3", 3,
+     {SIZES(2, 12, 9, 16), IN_T(4, 3, 3, 16, 21), IN_T(4, 2, 13, 11, 21)}, 3,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 3, 0, 1, 3, 0, 0)}, .grad = false},
     {"Conv2DBackpropInput", "output size 0 (zeros)", 3, {SIZES(1, 5, 5, 1), IN_T(4, 6, 6, 1, 1), IN_T(4, 1, 0, 0, 1)},
      2, {S2, PAD("VALID")}, .grad = false},
 

@@ -115,7 +115,7 @@ static bool check_geom(const tfc_conv_geom *g, tfc_threadpool *pool) {
     CHECK_OK(&st);
     ok = ok && close_all("forward", g, y, want, ya, yl);
 
-    /* bias and ReLU: act(conv + bias), a NaN input pixel stays NaN through the ReLU */
+    /* bias and ReLU: act(conv + bias) */
     for (int64_t i = 0; i < yl; i++) {
         const double v = want[i] + bias[i % g->out_c];
         want[i] = v > 0 ? v : 0;
@@ -187,6 +187,20 @@ static void test_dispatch(void) {
     CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
     g = geom(128, 13, 13, 32, 64, 0, 0, 0, 0);
     CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
+    /* the Winograd cases of tests/ops/cases_conv.c */
+    g = geom(1, 11, 13, 17, 20, 1, 1, 1, 1);
+    CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(2, 9, 13, 18, 24, 0, 0, 0, 0);
+    CHECK(tfc_conv_winograd_fwd_ok(&g) && tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(2, 10, 9, 19, 33, 2, 0, 1, 3);
+    CHECK(tfc_conv_winograd_fwd_ok(&g));
+    g = geom(2, 12, 9, 16, 21, 3, 0, 1, 3);
+    CHECK(tfc_conv_winograd_bwd_input_ok(&g));
+    /* not worth it: few tiles (one 7x7 image), most of a tile past the output (3x3 outputs) */
+    g = geom(1, 7, 7, 64, 64, 1, 1, 1, 1);
+    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g));
+    g = geom(64, 5, 5, 64, 64, 0, 0, 0, 0);
+    CHECK(!tfc_conv_winograd_fwd_ok(&g));
     g = geom(128, 28, 28, 1, 32, 0, 0, 0, 0); /* a one-channel image: the GEMM path */
     CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g));
     g = geom(8, 28, 28, 32, 64, 1, 1, 1, 1);
