@@ -31,9 +31,7 @@
 
 /* About this many bytes of V and M per block (L2 is 1 MB per core on the CPUs measured; the rest holds the
  * U[p] being multiplied and the GEMM's packed edges). */
-#ifndef BLOCK_BYTES
 #define BLOCK_BYTES (640 * 1024)
-#endif
 
 static bool winograd_enabled(void) {
     static _Atomic int state; /* 0: not read, 1: on, 2: off */
@@ -178,45 +176,63 @@ static inline void tile_next(const wino_job *j, tile_pos *p) {
 }
 
 /* ---- input transform: V[p][t][:] = (B^T d B)[p] of tiles [q0, q0 + nt) ----
- * d[0..15]: the patch's pixels row by row (each C floats); o[p * ps + i]: point p of channel i. */
-#define INPUT_XFORM(TYPE, LOAD, STORE)                                                                        \
+ * B^T d B = (B^T d) B: B^T combines the patch's 4 rows in each of its 4 columns, then B combines the
+ * columns. Neighbouring tiles of a tile row share 2 input columns, and so their B^T d columns: one channel
+ * slice at a time, across the block's tiles, each tile loads only its 2 new columns (8 pixels instead of
+ * 16) and reuses the previous tile's (a tile row's first tile loads all 4). */
+/* cb[0..3] = B^T of the patch's column at input column iw (row pointers row[0..3], NULL above or below) */
+#define INPUT_COLUMN(TYPE, LOAD, cb, iw)                                                                      \
     do {                                                                                                      \
-        TYPE r[4][4];                                                                                         \
-        for (int k = 0; k < 4; k++) { /* B^T d: rows */                                                      \
-            const TYPE d0 = LOAD(d[k] + i), d1 = LOAD(d[4 + k] + i), d2 = LOAD(d[8 + k] + i),                 \
-                       d3 = LOAD(d[12 + k] + i);                                                              \
-            r[0][k] = d0 - d2;                                                                                \
-            r[1][k] = d1 + d2;                                                                                \
-            r[2][k] = d2 - d1;                                                                                \
-            r[3][k] = d1 - d3;                                                                                \
-        }                                                                                                     \
-        for (int a = 0; a < 4; a++) { /* (B^T d) B: columns */                                              \
-            STORE(o + (4 * a + 0) * ps + i, r[a][0] - r[a][2]);                                               \
-            STORE(o + (4 * a + 1) * ps + i, r[a][1] + r[a][2]);                                               \
-            STORE(o + (4 * a + 2) * ps + i, r[a][2] - r[a][1]);                                               \
-            STORE(o + (4 * a + 3) * ps + i, r[a][1] - r[a][3]);                                               \
-        }                                                                                                     \
+        const int64_t iw_ = (iw);                                                                             \
+        const bool in_ = iw_ >= 0 && iw_ < j->w;                                                              \
+        const TYPE d0 = LOAD(row[0] && in_ ? row[0] + iw_ * C : zeros + i);                                   \
+        const TYPE d1 = LOAD(row[1] && in_ ? row[1] + iw_ * C : zeros + i);                                   \
+        const TYPE d2 = LOAD(row[2] && in_ ? row[2] + iw_ * C : zeros + i);                                   \
+        const TYPE d3 = LOAD(row[3] && in_ ? row[3] + iw_ * C : zeros + i);                                   \
+        cb[0] = d0 - d2;                                                                                      \
+        cb[1] = d1 + d2;                                                                                      \
+        cb[2] = d2 - d1;                                                                                      \
+        cb[3] = d1 - d3;                                                                                      \
     } while (0)
 
-TFC_SIMD_CLONES static void input_block(const wino_job *j, int64_t q0, int64_t nt, float *v, const float *zeros) {
-    const int64_t C = j->c, ps = j->vps, cv = C / WVL * WVL;
-    tile_pos tp = tile_at(j, q0);
-    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
-        const int64_t ih0 = tp.r - j->pt, iw0 = tp.c - j->pl;
-        const float *d[16];
-        for (int a = 0; a < 4; a++) {
-            const int64_t ih = ih0 + a;
-            const float *row = ih >= 0 && ih < j->h ? j->x + (tp.n * j->h + ih) * j->w * C : NULL;
-            for (int b = 0; b < 4; b++) {
-                const int64_t iw = iw0 + b;
-                d[4 * a + b] = row && iw >= 0 && iw < j->w ? row + iw * C : zeros;
-            }
-        }
-        float *o = v + t * j->vts;
-        int64_t i = 0;
-        for (; i < cv; i += WVL) INPUT_XFORM(wv, LOAD_V, STORE_V);
-        for (; i < C; i++) INPUT_XFORM(float, LOAD_S, STORE_S);
+#define INPUT_STRIP(NAME, TYPE, LOAD, STORE)                                                                  \
+    static inline __attribute__((always_inline)) void NAME(const wino_job *j, int64_t q0, int64_t nt, float *v,    \
+                                                           const float *zeros, int64_t i) {                    \
+        const int64_t C = j->c, ps = j->vps;                                                                  \
+        const float *row[4];                                                                                  \
+        TYPE c0[4], c1[4], c2[4], c3[4];                                                                      \
+        for (int a = 0; a < 4; a++) c0[a] = c1[a] = (TYPE){0}; /* (set by the first tile) */                  \
+        tile_pos tp = tile_at(j, q0);                                                                         \
+        for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {                                                 \
+            const int64_t ih0 = tp.r - j->pt, iw0 = tp.c - j->pl;                                             \
+            for (int a = 0; a < 4; a++)                                                                       \
+                row[a] = ih0 + a >= 0 && ih0 + a < j->h ? j->x + ((tp.n * j->h + ih0 + a) * j->w) * C + i : NULL; \
+            if (t == 0 || tp.c == 0) {                                                                        \
+                INPUT_COLUMN(TYPE, LOAD, c0, iw0);                                                            \
+                INPUT_COLUMN(TYPE, LOAD, c1, iw0 + 1);                                                        \
+            }                                                                                                 \
+            INPUT_COLUMN(TYPE, LOAD, c2, iw0 + 2);                                                            \
+            INPUT_COLUMN(TYPE, LOAD, c3, iw0 + 3);                                                            \
+            float *o = v + t * j->vts + i;                                                                    \
+            for (int a = 0; a < 4; a++) { /* B applied to the columns */                                     \
+                STORE(o + (4 * a + 0) * ps, c0[a] - c2[a]);                                                   \
+                STORE(o + (4 * a + 1) * ps, c1[a] + c2[a]);                                                   \
+                STORE(o + (4 * a + 2) * ps, c2[a] - c1[a]);                                                   \
+                STORE(o + (4 * a + 3) * ps, c1[a] - c3[a]);                                                   \
+                c0[a] = c2[a]; /* the next tile's first two columns */                                        \
+                c1[a] = c3[a];                                                                                \
+            }                                                                                                 \
+        }                                                                                                     \
     }
+
+INPUT_STRIP(input_strip_v, wv, LOAD_V, STORE_V)
+INPUT_STRIP(input_strip_s, float, LOAD_S, STORE_S)
+
+TFC_SIMD_CLONES static void input_block(const wino_job *j, int64_t q0, int64_t nt, float *v, const float *zeros) {
+    const int64_t C = j->c, cv = C / WVL * WVL;
+    int64_t i = 0;
+    for (; i < cv; i += WVL) input_strip_v(j, q0, nt, v, zeros, i);
+    for (; i < C; i++) input_strip_s(j, q0, nt, v, zeros, i);
 }
 
 /* ---- output transform: the 2x2 pixels A^T M A (+ bias, ReLU) of tiles [q0, q0 + nt) ----
