@@ -13,7 +13,7 @@
  * implicit-GEMM path (tfc_conv_winograd_fwd_ok); Conv2DBackpropInput of such a convolution is the same
  * computation on the output gradient, with the filter rotated by 180 degrees and its channel dims
  * swapped, and "full" padding (2 - pad). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
- * once), for comparisons. */
+ * once), for comparisons; TFC_CONV_IM2COL=1 (im2col for every convolution) bypasses it too. */
 #ifndef TFC_KERNELS_CPU_CONV_WINOGRAD_H
 #define TFC_KERNELS_CPU_CONV_WINOGRAD_H
 
