@@ -4,9 +4,12 @@
  * with 16 products per (input channel, output channel) pair instead of 36 (2.25x fewer multiplies):
  *   y_tile = A^T [ (G g G^T) . (B^T d B) ] A   per channel pair, summed over input channels,
  * and the sum over input channels of the 16 transform points is 16 GEMMs [tiles, in_c] x [in_c, out_c] on
- * tfc's SGEMM kernels. F(2x2, 3x3) keeps float32 errors at the level of the direct GEMM's (its transforms
- * only add, subtract and halve); F(4x4, 3x3) would save another 1.8x of the multiplies but measured 3-7x
- * the error tests/ops allows float32 kernels (2e-5 * (1 + |reference|) per element) at 64 input channels.
+ * tfc's SGEMM kernels. F(2x2, 3x3)'s transforms only add, subtract and halve, and each transform point
+ * sums in_c products where the GEMM path sums 9 * in_c in one chain: against float64, a 2x56x56x64 -> 64
+ * layer's largest error was 0.47x what tests/ops allows float32 kernels (2e-5 * (1 + |reference|) per
+ * element), the GEMM path's and TensorFlow's float32 0.97x. F(4x4, 3x3) would save another 1.8x of the
+ * multiplies, but its transforms (entries up to 8 and 1/24) gave 3-7x that tolerance at 64 channels (in a
+ * float32 emulation, over the usual choices of interpolation points), so it is not used.
  *
  * Conv2D uses it for 3x3 filters with stride 1, dilation 1, no groups and any padding (SAME, VALID,
  * EXPLICIT), float32 (half and bfloat16 compute in float32 too), where it measured faster than the
