@@ -1,7 +1,7 @@
 /* Op test cases: the fused ops _FusedConv2D and _FusedMatMul (src/ops/fused_ops.c). Every supported fusion
  * (BiasAdd, then Relu, Relu6, Elu, LeakyRelu with a positive and a negative slope), and shapes that reach each
  * float32 path and its edges: the implicit-GEMM convolution with partial tiles, full 12x32 tiles and masked
- * column tails, several k groups per tile; im2col (width dilation, groups), the pointwise and whole-input
+ * column tails, several k groups per tile; the Winograd convolution; im2col (width dilation, groups), the pointwise and whole-input
  * GEMMs, NCHW staging; products with several k blocks and a product split along k across threads; empty
  * inputs. The float64 reference runs OpenBLAS and a scalar epilogue. _FusedBiasAddGrad (their gradient's
  * activation gradient and bias gradient in one pass) with every activation, rows past one chunk. */
@@ -75,6 +75,18 @@ const op_case op_cases_fused[] = {
      {S1, PAD("SAME"), NUM(1), LEAKY}},
     {"_FusedConv2D", "17 channels, Elu", 3, {IN_T(4, 2, 6, 7, 3), IN_T(4, 3, 3, 3, 17), B(17)}, 4,
      {S1, PAD("SAME"), NUM(1), ELU}},
+    /* the Winograd path (3x3 stride 1, >= 16 channels each way, >= 32 2x2 tiles): bias and ReLU in its output
+     * transform, the other activations in a pass after it */
+    {"_FusedConv2D", "Winograd: Relu, SAME odd 11x13, 17 -> 20", 3, {IN_T(4, 1, 11, 13, 17), IN_T(4, 3, 3, 17, 20), B(20)},
+     4, {S1, PAD("SAME"), NUM(1), RELU}},
+    {"_FusedConv2D", "Winograd: BiasAdd only, VALID 9x13", 3, {IN_T(4, 2, 9, 13, 18), IN_T(4, 3, 3, 18, 24), B(24)}, 4,
+     {S1, PAD("VALID"), NUM(1), BIAS}},
+    {"_FusedConv2D", "Winograd: Relu6 with outputs past 6", 3,
+     {IN_R(4, -2, 2, 1, 12, 10, 16), IN_R(4, -1, 1, 3, 3, 16, 18), IN_R(1, -3, 3, 18)}, 4, {S1, PAD("SAME"), NUM(1), RELU6}},
+    {"_FusedConv2D", "Winograd: Elu, NCHW", 3, {IN_T(4, 2, 19, 10, 9), IN_T(4, 3, 3, 19, 33), B(33)}, 5,
+     {S1, PAD("SAME"), NCHW, NUM(1), ELU}},
+    {"_FusedConv2D", "Winograd: LeakyRelu slope 0.3", 3, {IN_T(4, 2, 9, 13, 18), IN_T(4, 3, 3, 18, 24), B(24)}, 5,
+     {S1, PAD("VALID"), NUM(1), LEAKY, ALPHA(0.3)}},
     {"_FusedConv2D", "long filter rows: k in two groups", 3, {IN_T(4, 1, 3, 3, 550), IN_T(4, 2, 2, 550, 5), B(5)}, 4,
      {S1, PAD("VALID"), NUM(1), RELU}, .dtypes = F32_F64},
     {"_FusedConv2D", "the demo's first layer, batch 1", 3, {IN_T(4, 1, 28, 28, 1), IN_T(4, 3, 3, 1, 32), B(32)}, 4,

@@ -193,6 +193,11 @@ int main(void) {
     conv_case("elu", "valid", 1, 2, 6, (const int64_t[]){2, 7, 6, 4}, true, false, true);
     conv_case("leaky_relu", "same", 1, 1, 5, (const int64_t[]){1, 5, 5, 2}, true, false, true);
     conv_case("linear", "valid", 1, 1, 8, (const int64_t[]){2, 5, 6, 3}, true, false, true);
+    /* the Winograd path (3x3 stride 1, 16+ channels each way): every fused activation */
+    conv_case("relu6", "same", 1, 1, 20, (const int64_t[]){2, 11, 9, 17}, true, false, true);
+    conv_case("elu", "valid", 1, 1, 24, (const int64_t[]){2, 9, 13, 18}, true, false, true);
+    conv_case("leaky_relu", "same", 1, 1, 16, (const int64_t[]){1, 12, 12, 16}, true, false, true);
+    conv_case("linear", "valid", 1, 1, 24, (const int64_t[]){2, 9, 13, 18}, true, false, true);
     /* the separate ops: other activations, no bias, channels_first */
     conv_case("tanh", "same", 1, 1, 4, (const int64_t[]){1, 5, 5, 2}, true, false, false);
     conv_case("relu", "same", 1, 1, 4, (const int64_t[]){1, 5, 5, 2}, false, false, false);
