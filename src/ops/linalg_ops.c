@@ -5,24 +5,30 @@
 
 #define MATMUL_T "bfloat16, half, float, double, int32, int64, uint8, int8"
 
-static bool matmul_shape(tfc_shape_ctx *c, tfc_status *st) {
+bool tfc_matmul_out_shape(tfc_shape_ctx *c, tfc_shape *out, tfc_status *st) {
     const tfc_shape *a = &c->in_shapes[0], *b = &c->in_shapes[1];
     if (a->rank >= 0 && a->rank != 2) return TFC_OP_ERR(c, st, "In[0] is not a matrix. Instead it has shape %s", SHP(a));
     if (b->rank >= 0 && b->rank != 2) return TFC_OP_ERR(c, st, "In[1] is not a matrix. Instead it has shape %s", SHP(b));
     bool ta = tfc_attrs_bool(c->attrs, "transpose_a", false), tb = tfc_attrs_bool(c->attrs, "transpose_b", false);
-    tfc_shape out = {.rank = 2, .dims = {-1, -1}};
+    *out = (tfc_shape){.rank = 2, .dims = {-1, -1}};
     int64_t ka = -1, kb = -1;
     if (a->rank == 2) {
-        out.dims[0] = a->dims[ta ? 1 : 0];
+        out->dims[0] = a->dims[ta ? 1 : 0];
         ka = a->dims[ta ? 0 : 1];
     }
     if (b->rank == 2) {
-        out.dims[1] = b->dims[tb ? 0 : 1];
+        out->dims[1] = b->dims[tb ? 0 : 1];
         kb = b->dims[tb ? 1 : 0];
     }
     if (ka >= 0 && kb >= 0 && ka != kb)
         return TFC_OP_ERR(c, st, "Matrix size-incompatible: In[0]: %s, In[1]: %s (transpose_a=%s, transpose_b=%s)", SHP(a),
                           SHP(b), ta ? "true" : "false", tb ? "true" : "false");
+    return true;
+}
+
+static bool matmul_shape(tfc_shape_ctx *c, tfc_status *st) {
+    tfc_shape out;
+    if (!tfc_matmul_out_shape(c, &out, st)) return false;
     tfc_set_out(c, 0, &out);
     return true;
 }

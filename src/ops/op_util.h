@@ -29,6 +29,10 @@ bool tfc_check_axis(const char *op, int64_t axis, int rank, int64_t *out, tfc_st
 int64_t tfc_read_ints(const char *op, const char *what, const tfc_tensor *t, int64_t *out, int64_t max, tfc_status *st);
 /* Validates a computed output shape: non-negative dims and element count within int64. */
 bool tfc_check_out_shape(tfc_shape_ctx *c, const tfc_shape *s, tfc_status *st);
+/* MatMul's output shape [m, n] from inputs 0 and 1 (rank 2; transpose_a/transpose_b attrs), dims -1 where an
+ * input's shape is unknown; INVALID_ARGUMENT with TensorFlow's messages otherwise. Shared by MatMul and
+ * _FusedMatMul (src/ops/linalg_ops.c). */
+bool tfc_matmul_out_shape(tfc_shape_ctx *c, tfc_shape *out, tfc_status *st);
 /* Sets output i to shape s. */
 static inline void tfc_set_out(tfc_shape_ctx *c, int i, const tfc_shape *s) { c->out_shapes[i] = *s; }
 
