@@ -112,11 +112,12 @@ TFC_API tfc_dataset *tfc_iterator_dataset(const tfc_iterator *it); /* borrowed *
 
 /* ---- sources ---------------------------------------------------------------------------------------------- */
 /* Dataset.from_tensors(components): one element made of n tensors (borrowed). structure: NULL = "." for one
- * tensor, a tuple of n otherwise; else its leaf count must be n. INVALID_ARGUMENT for a bad structure. */
+ * tensor, a tuple of n otherwise; else its leaf count must be n. INVALID_ARGUMENT for a bad structure, or for
+ * n < 1 (as TensorFlow: an element must not be empty). */
 TFC_API tfc_dataset *tfc_dataset_from_tensors(tfc_tensor *const *components, int n, const char *structure,
                                               tfc_status *st);
 /* Dataset.from_tensor_slices(components): element i is row i (slice along dim 0) of every component.
- * INVALID_ARGUMENT for a scalar component or differing dim 0 ("Dimensions 3 and 4 are not compatible"). */
+ * INVALID_ARGUMENT for n < 1, a scalar component or differing dim 0 ("Dimensions 3 and 4 are not compatible"). */
 TFC_API tfc_dataset *tfc_dataset_from_tensor_slices(tfc_tensor *const *components, int n, const char *structure,
                                                     tfc_status *st);
 /* from_tensor_slices of a 1-D string tensor of n strings (e.g. file names). */
@@ -248,11 +249,12 @@ typedef struct tfc_shuffle_opts {
 TFC_API tfc_dataset *tfc_dataset_shuffle(tfc_dataset *ds, int64_t buffer_size, const tfc_shuffle_opts *opts,
                                          tfc_status *st);
 
-/* Dataset.repeat(count): count -1 = forever (an empty input ends anyway); 0 = empty. */
+/* Dataset.repeat(count): count -1 (or any negative count, as tf.data) = forever (an empty input ends anyway);
+ * 0 = empty. */
 TFC_API tfc_dataset *tfc_dataset_repeat(tfc_dataset *ds, int64_t count, tfc_status *st);
-/* Dataset.take(count): the first count elements (-1: all). */
+/* Dataset.take(count): the first count elements (-1 or any negative count: all). */
 TFC_API tfc_dataset *tfc_dataset_take(tfc_dataset *ds, int64_t count, tfc_status *st);
-/* Dataset.skip(count): all but the first count elements (-1: skip everything). */
+/* Dataset.skip(count): all but the first count elements (-1 or any negative count: skip everything). */
 TFC_API tfc_dataset *tfc_dataset_skip(tfc_dataset *ds, int64_t count, tfc_status *st);
 /* Dataset.shard(num_shards, index): elements i with i % num_shards == index. INVALID_ARGUMENT unless
  * num_shards > 0 and 0 <= index < num_shards. */

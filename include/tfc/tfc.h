@@ -1,4 +1,4 @@
-/* tfc — the TensorFlow 2 system in C. Umbrella header. */
+/* tfc — the TensorFlow 2 system in C. Umbrella header: every module (the typed op wrappers are in tfc/ops/). */
 #ifndef TFC_TFC_H
 #define TFC_TFC_H
 
@@ -11,5 +11,8 @@
 #include "tfc/attr.h"
 #include "tfc/op.h"
 #include "tfc/eager.h"
+#include "tfc/example.h"
+#include "tfc/data.h"
+#include "tfc/keras.h"
 
 #endif

@@ -66,8 +66,8 @@ static const data_kind slice_kind = {"TensorSliceDataset", tensors_make_iter, te
 static tfc_dataset *tensors_new(tfc_tensor *const *comps, int n, const char *structure, bool slices,
                                 tfc_status *st) {
     const char *what = slices ? "from_tensor_slices" : "from_tensors";
-    if (n < 0 || (n > 0 && !comps)) {
-        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: no components given", what);
+    if (n <= 0 || !comps) { /* tf.data: "Invalid `element`. `element` should not be empty." */
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: the element must have at least one component (got %d)", what, n);
         return NULL;
     }
     int64_t rows = 1;

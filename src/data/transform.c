@@ -426,17 +426,17 @@ static tfc_dataset *count_new(const data_kind *k, tfc_dataset *in, int64_t count
 }
 
 tfc_dataset *tfc_dataset_take(tfc_dataset *in, int64_t count, tfc_status *st) {
-    if (in && count < -1) return fail_input(in, st, "take: count must be >= -1, got %lld", (long long)count);
+    if (count < -1) count = -1; /* as tf.data: any negative count means -1 */
     return count_new(&take_kind, in, count, 0, st);
 }
 
 tfc_dataset *tfc_dataset_skip(tfc_dataset *in, int64_t count, tfc_status *st) {
-    if (in && count < -1) return fail_input(in, st, "skip: count must be >= -1, got %lld", (long long)count);
+    if (count < -1) count = -1; /* as tf.data: any negative count means -1 */
     return count_new(&skip_kind, in, count, 0, st);
 }
 
 tfc_dataset *tfc_dataset_repeat(tfc_dataset *in, int64_t count, tfc_status *st) {
-    if (in && count < -1) return fail_input(in, st, "repeat: count must be >= -1, got %lld", (long long)count);
+    if (count < -1) count = -1; /* as tf.data: any negative count means -1 */
     return count_new(&repeat_kind, in, count, 0, st);
 }
 

@@ -106,6 +106,11 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
         if ((a.kind == TFC_ATTR_STRING && !a.v.s) || (a.kind >= TFC_ATTR_LIST_INT && a.n > 0 && !a.v.ints) ||
             (a.kind >= TFC_ATTR_LIST_INT && a.n < 0) || (a.kind == TFC_ATTR_TENSOR && !a.v.tensor))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' has no value", name, attrs[i].name);
+        if (a.kind == TFC_ATTR_LIST_STRING)
+            for (int k = 0; k < a.n; k++)
+                if (!a.v.strs[k])
+                    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' element %d is NULL", name,
+                                          attrs[i].name, k);
         a.name = op->attrs[idx].name;
         ra->a[idx] = a;
     }

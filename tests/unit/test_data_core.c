@@ -321,6 +321,22 @@ static void test_counting(void) {
     ds = tfc_dataset_skip(tfc_dataset_range(0, 5, 1, 0, &st), -1, &st);
     CHECK(tfc_dataset_cardinality(ds) == 0 && drain_i64(ds, 0, v, 64, &st) == 0);
     tfc_dataset_unref(ds);
+    /* any negative count acts as -1, as tf.data: take(-2) all, skip(-3) everything, repeat(-2) forever */
+    ds = tfc_dataset_take(tfc_dataset_range(0, 5, 1, 0, &st), -2, &st);
+    int64_t wall[] = {0, 1, 2, 3, 4};
+    CHECK(tfc_ok(&st) && drain_i64(ds, 0, v, 64, &st) == 5 && same_i64(v, wall, 5));
+    tfc_dataset_unref(ds);
+    ds = tfc_dataset_skip(tfc_dataset_range(0, 5, 1, 0, &st), -3, &st);
+    CHECK(tfc_ok(&st) && tfc_dataset_cardinality(ds) == 0 && drain_i64(ds, 0, v, 64, &st) == 0);
+    tfc_dataset_unref(ds);
+    ds = tfc_dataset_repeat(tfc_dataset_range(0, 2, 1, 0, &st), -2, &st);
+    CHECK(tfc_ok(&st) && tfc_dataset_cardinality(ds) == TFC_INFINITE_CARDINALITY);
+    tfc_dataset_unref(ds);
+    /* an element must not be empty */
+    CHECK(!tfc_dataset_from_tensor_slices(NULL, 0, NULL, &st) && st.code == TFC_INVALID_ARGUMENT);
+    tfc_status_clear(&st);
+    CHECK(!tfc_dataset_from_tensors(NULL, 0, NULL, &st) && st.code == TFC_INVALID_ARGUMENT);
+    tfc_status_clear(&st);
     /* shard then batch */
     ds = tfc_dataset_batch(tfc_dataset_shard(tfc_dataset_range(0, 11, 1, 0, &st), 3, 1, &st), 2, NULL, &st);
     CHECK(tfc_dataset_cardinality(ds) == 2);

@@ -28,6 +28,14 @@ static void test_add_mul(void) {
     CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
     CHECK(!tfc_emit(ctx, "NoSuchOp", NULL, 0, NULL, 0, &st));
     CHECK_CODE(&st, TFC_NOT_FOUND);
+    /* a NULL element in a list(string) attr is refused before any op reads it */
+    const char *fused[] = {"BiasAdd", NULL};
+    tfc_tensor *bias = tfc_tensor_new(TFC_FLOAT, (int64_t[]){3}, 1, &st);
+    tfc_attr fa[] = {{.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = 2, .v.strs = fused}};
+    CHECK(!tfc_emit(ctx, "_FusedMatMul", (tfc_tensor *[]){x, x, bias}, 3, fa, 1, &st));
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
+    CHECK(strstr(st.msg, "fused_ops") && strstr(st.msg, "element 1 is NULL"));
+    tfc_tensor_unref(bias);
     tfc_tensor_unref(bad);
     tfc_tensor_unref(i32);
     tfc_tensor_unref(z);
