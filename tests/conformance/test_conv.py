@@ -260,6 +260,29 @@ def test_conv2d_winograd_shapes(rng, dtype):
                 "Conv2DBackpropInput" + msg)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_conv2d_winograd_backprop_filter(rng, dtype):
+    """Conv2DBackpropFilter of 3x3 stride-1 convolutions with 16+ channels each way and even output sizes,
+    which tfc computes with Winograd F(2x2, 3x3) in float32: SAME and VALID, odd input sizes (VALID of 2k + 1
+    is odd too: those run on the GEMM path), channel counts not multiples of 16, batch 1-3; at the tolerance
+    of the GEMM path."""
+    require_ops("Conv2DBackpropFilter")
+    for i in range(6):
+        n, oh, ow = int(rng.integers(1, 4)), 2 * int(rng.integers(4, 12)), 2 * int(rng.integers(4, 12))
+        if i == 5:
+            oh += 1  # an odd output: the GEMM path, for comparison
+        c, co = int(rng.integers(16, 49)), int(rng.integers(16, 49))
+        padding = str(rng.choice(["SAME", "VALID"]))
+        attrs = {"strides": [1, 1, 1, 1], "padding": padding}
+        h, w = (oh, ow) if padding == "SAME" else (oh + 2, ow + 2)
+        x, dy = random_array(rng, (n, h, w, c), dtype), random_array(rng, (n, oh, ow, co), dtype)
+        fs = np.array([3, 3, c, co], np.int32)
+        msg = " %s %r: " % (dtype, (n, h, w, c, co, padding))
+        compare(tfc_outputs("Conv2DBackpropFilter", {"input": x, "filter_sizes": fs, "out_backprop": dy}, attrs),
+                tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=fs, out_backprop=dy, **attrs).numpy(), dtype,
+                "Conv2DBackpropFilter" + msg)
+
+
 def grouped_reference(x, f, attrs, groups):
     """Grouped convolution as TensorFlow ops: one Conv2D per group, concatenated (NHWC)."""
     cg, cog = x.shape[3] // groups, f.shape[3] // groups

@@ -81,6 +81,18 @@ const op_case op_cases_conv[] = {
      {S1, PAD("VALID")}, .grad = true},
     {"Conv2DBackpropFilter", "grouped", 3, {IN_T(4, 1, 5, 5, 4), SIZES(3, 3, 2, 6), IN_T(4, 1, 5, 5, 6)}, 2,
      {S1, PAD("SAME")}, .grad = true},
+    /* the Winograd path (3x3, stride 1, >= 16 channels each way, >= 32 tiles, even output sizes; the unit test
+     * checks that these geometries take it) */
+    {"Conv2DBackpropFilter", "Winograd: SAME 12x14, 17 -> 20 channels, batch 1", 3,
+     {IN_T(4, 1, 12, 14, 17), SIZES(3, 3, 17, 20), IN_T(4, 1, 12, 14, 20)}, 2, {S1, PAD("SAME")}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: VALID 10x14 -> 8x12, 18 -> 24 channels", 3,
+     {IN_T(4, 2, 10, 14, 18), SIZES(3, 3, 18, 24), IN_T(4, 2, 8, 12, 24)}, 2, {S1, PAD("VALID")}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: odd 11x13 input, EXPLICIT asymmetric -> 10x12", 3,
+     {IN_T(4, 2, 11, 13, 16), SIZES(3, 3, 16, 21), IN_T(4, 2, 10, 12, 21)}, 3,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 0, 0, 1, 0, 0)}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: NCHW EXPLICIT 10x9 -> 10x10, 19 -> 33 channels", 3,
+     {IN_T(4, 2, 19, 10, 9), SIZES(3, 3, 19, 33), IN_T(4, 2, 33, 10, 10)}, 4,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 0, 0, 2, 0, 1, 2), NCHW}, .grad = false},
     {"Conv2DBackpropFilter", "empty batch (zeros)", 3, {IN_T(4, 0, 5, 5, 2), SIZES(3, 3, 2, 3), IN_T(4, 0, 5, 5, 3)}, 2,
      {S1, PAD("SAME")}, .grad = false},
 

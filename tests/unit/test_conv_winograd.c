@@ -1,5 +1,5 @@
 /* The Winograd F(2x2, 3x3) convolution (src/kernels/cpu/conv_winograd.c) called directly, against float64
- * loops: forward with and without bias and ReLU, backprop-input, on odd sizes (partial tiles), SAME, VALID and
+ * loops: forward with and without bias and ReLU, backprop-input, backprop-filter, on odd sizes (partial tiles), SAME, VALID and
  * EXPLICIT paddings (over 2 too, where the backprop's "full" padding becomes negative), channel counts
  * that are not multiples of 16, batch 1, several blocks per thread on a pool, every GEMM kernel set this CPU
  * has; and which geometries the Conv2D dispatch sends to it. Buffers are allocated to their exact sizes so
@@ -81,6 +81,28 @@ static void ref_bwd_input(const tfc_conv_geom *g, const float *dy, const float *
                     }
 }
 
+/* df[kh, kw, c, o] = sum x[n, oh + kh - pt, ow + kw - pl, c] dy[n, oh, ow, o] (dfa: magnitudes, as ref_fwd) */
+static void ref_bwd_filter(const tfc_conv_geom *g, const float *x, const float *dy, double *df, double *dfa) {
+    for (int64_t kh = 0; kh < 3; kh++)
+        for (int64_t kw = 0; kw < 3; kw++)
+            for (int64_t c = 0; c < g->in_c; c++)
+                for (int64_t o = 0; o < g->out_c; o++) {
+                    double s = 0, sa = 0;
+                    for (int64_t n = 0; n < g->batch; n++)
+                        for (int64_t oh = 0; oh < g->out_h; oh++)
+                            for (int64_t ow = 0; ow < g->out_w; ow++) {
+                                const int64_t ih = oh + kh - g->pad_top, iw = ow + kw - g->pad_left;
+                                if (ih < 0 || ih >= g->in_h || iw < 0 || iw >= g->in_w) continue;
+                                const double v = (double)x[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] *
+                                                 dy[((n * g->out_h + oh) * g->out_w + ow) * g->out_c + o];
+                                s += v;
+                                sa += fabs(v);
+                            }
+                    df[((kh * 3 + kw) * g->in_c + c) * g->out_c + o] = s;
+                    dfa[((kh * 3 + kw) * g->in_c + c) * g->out_c + o] = sa;
+                }
+}
+
 /* got within the float32 kernels' tolerance of tests/ops (2e-5 * (1 + |want|)) element by element, plus 2
  * float32 ulps of the sum of the terms' magnitudes: the rounding of any float32 summation of hundreds of
  * channels, which the small shapes of tests/ops never reach (the GEMM path's error grows alike) */
@@ -128,6 +150,15 @@ static bool check_geom(const tfc_conv_geom *g, tfc_threadpool *pool) {
     CHECK(tfc_conv2d_winograd_bwd_input_f32(pool, g, dy, f, dx, &st));
     CHECK_OK(&st);
     ok = ok && close_all("backprop input", g, dx, dxw, dxa, xl);
+
+    float *df = rand_buf(fl);
+    double *dfw = malloc((size_t)(fl > 0 ? fl : 1) * sizeof(double)), *dfa = malloc((size_t)(fl > 0 ? fl : 1) * sizeof(double));
+    REQUIRE(dfw && dfa);
+    ref_bwd_filter(g, x, dy, dfw, dfa);
+    CHECK(tfc_conv2d_winograd_bwd_filter_f32(pool, g, x, dy, df, &st));
+    CHECK_OK(&st);
+    ok = ok && close_all("backprop filter", g, df, dfw, dfa, fl);
+    free(df), free(dfw), free(dfa);
     CHECK(ok);
     free(x), free(f), free(bias), free(dy), free(y), free(dx), free(want), free(dxw), free(ya), free(dxa);
     return ok;
@@ -171,12 +202,24 @@ static void test_degenerate(void) {
     g = geom(0, 3, 4, 16, 16, 1, 1, 1, 1);
     CHECK(tfc_conv2d_winograd_fwd_f32(NULL, &g, f, f, NULL, false, y, &st));
     CHECK_OK(&st);
+    /* filter gradient of an empty batch, or of no output channels: zeros / nothing */
+    float df[9 * 16 * 16];
+    for (int i = 0; i < 9 * 16 * 16; i++) df[i] = NAN;
+    CHECK(tfc_conv2d_winograd_bwd_filter_f32(NULL, &g, f, f, df, &st));
+    CHECK_OK(&st);
+    for (int i = 0; i < 9 * 16 * 16; i++) CHECK(df[i] == 0.0f);
+    g = geom(1, 3, 4, 16, 0, 1, 1, 1, 1);
+    CHECK(tfc_conv2d_winograd_bwd_filter_f32(NULL, &g, f, f, df, &st));
+    CHECK_OK(&st);
     /* not a 3x3 stride-1 convolution: an error, nothing written */
     g = geom(1, 5, 5, 16, 16, 1, 1, 1, 1);
     g.stride_h = 2;
     CHECK(!tfc_conv2d_winograd_fwd_f32(NULL, &g, f, f, NULL, false, y, &st));
     CHECK_CODE(&st, TFC_UNIMPLEMENTED);
     CHECK(!tfc_conv_winograd_fwd_ok(&g));
+    CHECK(!tfc_conv2d_winograd_bwd_filter_f32(NULL, &g, f, f, y, &st));
+    CHECK_CODE(&st, TFC_UNIMPLEMENTED);
+    CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
 }
 
 /* What the Conv2D kernels send to it. */
@@ -196,16 +239,31 @@ static void test_dispatch(void) {
     CHECK(tfc_conv_winograd_fwd_ok(&g));
     g = geom(2, 12, 9, 16, 21, 3, 0, 1, 3);
     CHECK(tfc_conv_winograd_bwd_input_ok(&g));
+    /* the filter gradient: even output sizes (the tests/ops cases too), not 11x11 from a 13x13 VALID input */
+    g = geom(32, 56, 56, 64, 64, 1, 1, 1, 1);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(128, 13, 13, 32, 64, 0, 0, 0, 0);
+    CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(1, 12, 14, 17, 20, 1, 1, 1, 1);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 10, 14, 18, 24, 0, 0, 0, 0);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 11, 13, 16, 21, 1, 0, 0, 1);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 10, 9, 19, 33, 2, 0, 1, 2);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 11, 13, 16, 21, 1, 1, 1, 1); /* 11x13 outputs */
+    CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
     /* not worth it: few tiles (one 7x7 image), most of a tile past the output (3x3 outputs) */
     g = geom(1, 7, 7, 64, 64, 1, 1, 1, 1);
-    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g));
+    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g) && !tfc_conv_winograd_bwd_filter_ok(&g));
     g = geom(64, 5, 5, 64, 64, 0, 0, 0, 0);
     CHECK(!tfc_conv_winograd_fwd_ok(&g));
     g = geom(128, 28, 28, 1, 32, 0, 0, 0, 0); /* a one-channel image: the GEMM path */
-    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g));
+    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g) && !tfc_conv_winograd_bwd_filter_ok(&g));
     g = geom(8, 28, 28, 32, 64, 1, 1, 1, 1);
     g.dil_w = 2;
-    CHECK(!tfc_conv_winograd_fwd_ok(&g));
+    CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_filter_ok(&g));
     g = geom(8, 28, 28, 32, 64, 1, 1, 1, 1);
     g.groups = 2, g.k_c = 16;
     CHECK(!tfc_conv_winograd_fwd_ok(&g));
@@ -225,6 +283,9 @@ int main(void) {
         float z[256] = {0};
         CHECK(!tfc_conv_winograd_fwd_ok(&g));
         CHECK(!tfc_conv2d_winograd_fwd_f32(NULL, &g, z, z, NULL, false, z, &st));
+        CHECK_CODE(&st, TFC_UNIMPLEMENTED);
+        CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
+        CHECK(!tfc_conv2d_winograd_bwd_filter_f32(NULL, &g, z, z, z, &st));
         CHECK_CODE(&st, TFC_UNIMPLEMENTED);
         CHECK(tfc_sgemm_force_isa(NULL));
     }

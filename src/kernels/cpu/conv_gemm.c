@@ -164,11 +164,15 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
     return ok;
 }
 
-/* The filter gradient with each pixel's receptive field read from the (padded) input (row tiles lie within
+/* The filter gradient on the Winograd path where it applies (tfc_conv_winograd_bwd_filter_ok), else with each
+ * pixel's receptive field read from the (padded) input (row tiles lie within
  * one filter row of kw * c floats; 4-row tiles for a one-channel image's 3). */
 static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
                                     float *df) {
-    if (!implicit_enabled() || g->groups != 1 || g->dil_w != 1) return false;
+    if (!implicit_enabled()) return false;
+    tfc_status wst = TFC_STATUS_INIT; /* its only failures (no scratch) fall back to the paths below */
+    if (tfc_conv_winograd_bwd_filter_ok(g) && tfc_conv2d_winograd_bwd_filter_f32(pool, g, x, dy, df, &wst)) return true;
+    if (g->groups != 1 || g->dil_w != 1) return false;
     const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;
     tfc_gemm_conv cv = {.hp = hp, .wp = wp, .c = g->in_c, .sh = g->stride_h, .sw = g->stride_w, .n = g->batch,
                         .oh = g->out_h, .ow = g->out_w, .kh = g->k_h, .kwc = g->k_w * g->in_c,

@@ -15,7 +15,10 @@
  * EXPLICIT), float32 (half and bfloat16 compute in float32 too), where it measured faster than the
  * implicit-GEMM path (tfc_conv_winograd_fwd_ok); Conv2DBackpropInput of such a convolution is the same
  * computation on the output gradient, with the filter rotated by 180 degrees and its channel dims
- * swapped, and "full" padding (2 - pad). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
+ * swapped, and "full" padding (2 - pad). Conv2DBackpropFilter sums, per transform point, the products of
+ * the input tiles' B^T d B and the output gradient tiles' A dY A^T over all tiles (16 GEMMs [in_c, tiles] x
+ * [tiles, out_c]) and brings them back to 3x3 with G^T . G; it is used for even output sizes (or large
+ * odd ones), where it measured faster (tfc_conv_winograd_bwd_filter_ok). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
  * once), for comparisons; TFC_CONV_IM2COL=1 (im2col for every convolution) bypasses it too. */
 #ifndef TFC_KERNELS_CPU_CONV_WINOGRAD_H
 #define TFC_KERNELS_CPU_CONV_WINOGRAD_H
@@ -31,6 +34,8 @@
 bool tfc_conv_winograd_fwd_ok(const tfc_conv_geom *g);
 /* The same for Conv2DBackpropInput of geometry g (the forward convolution's geometry). */
 bool tfc_conv_winograd_bwd_input_ok(const tfc_conv_geom *g);
+/* The same for Conv2DBackpropFilter of geometry g. */
+bool tfc_conv_winograd_bwd_filter_ok(const tfc_conv_geom *g);
 
 /* Forward Conv2D, optionally fused with BiasAdd and Relu (TensorFlow's _FusedConv2D):
  *   y[n, oh, ow, co] = act(sum_{kh, kw, ci} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] f[kh, kw, ci, co]
@@ -53,5 +58,12 @@ bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, c
  * dy are zero. Errors as tfc_conv2d_winograd_fwd_f32. */
 bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
                                        float *dx, tfc_status *st);
+
+/* Conv2DBackpropFilter of the forward convolution g (same conditions on g):
+ *   df[kh, kw, ci, co] = sum_{n, oh, ow} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] dy[n, oh, ow, co]
+ * x [batch, in_h, in_w, in_c], dy [batch, out_h, out_w, out_c], df [3, 3, in_c, out_c] (overwritten); x
+ * pixels outside x are zero. Errors as tfc_conv2d_winograd_fwd_f32. */
+bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
+                                        float *df, tfc_status *st);
 
 #endif
