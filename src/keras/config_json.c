@@ -144,7 +144,10 @@ bool tfc_json_add_initializer(cJSON *cfg, const char *key, const tfc_initializer
 bool tfc_json_add_regularizer(cJSON *cfg, const char *key, const tfc_regularizer *reg, bool has) {
     if (!has || !reg) return cJSON_AddNullToObject(cfg, key) != NULL;
     cJSON *o = cJSON_CreateObject(), *c = cJSON_CreateObject();
-    const char *cls = reg->l1 != 0 && reg->l2 == 0 ? "L1" : reg->l2 != 0 && reg->l1 == 0 ? "L2" : "L1L2";
+    const char *cls = reg->l1_l2                       ? "L1L2"
+                      : reg->l1 != 0 && reg->l2 == 0 ? "L1"
+                      : reg->l2 != 0 && reg->l1 == 0 ? "L2"
+                                                     : "L1L2";
     bool ok = o && c && cJSON_AddStringToObject(o, "class_name", cls);
     if (ok && strcmp(cls, "L2") != 0) ok = tfc_json_add_f32(c, "l1", reg->l1);
     if (ok && strcmp(cls, "L1") != 0) ok = tfc_json_add_f32(c, "l2", reg->l2);
@@ -354,6 +357,7 @@ bool tfc_json_get_regularizer(const cJSON *cfg, const char *key, tfc_regularizer
         r.l2 = 0.01;
         if (!tfc_json_get_f64(c, "l2", &r.l2, NULL, st)) return false;
     } else if (!strcmp(cls, "L1L2") || !strcmp(cls, "l1_l2")) {
+        r.l1_l2 = true;
         if (!c && !strcmp(cls, "l1_l2")) r.l1 = r.l2 = 0.01;
         if (!tfc_json_get_f64(c, "l1", &r.l1, NULL, st) || !tfc_json_get_f64(c, "l2", &r.l2, NULL, st)) return false;
     } else {

@@ -53,10 +53,11 @@ TFC_API tfc_tensor *tfc_initializer_sample(tfc_ctx *ctx, const tfc_initializer *
 /* ---- regularizers (tf.keras.regularizers.l1 / l2 / l1_l2): loss = l1 * sum(|w|) + l2 * sum(w^2) ---- */
 typedef struct tfc_regularizer {
     double l1, l2;
+    bool l1_l2; /* Keras's L1L2 class, whatever the values (configs keep the class: L1L2 with l2 = 0 stays L1L2) */
 } tfc_regularizer;
 #define tfc_l1(v) (&(const tfc_regularizer){.l1 = (v)})
 #define tfc_l2(v) (&(const tfc_regularizer){.l2 = (v)})
-#define tfc_l1_l2(a, b) (&(const tfc_regularizer){.l1 = (a), .l2 = (b)})
+#define tfc_l1_l2(a, b) (&(const tfc_regularizer){.l1 = (a), .l2 = (b), .l1_l2 = true})
 
 /* ---- activations (tf.keras.activations.get) ----
  * Applies the named activation: "linear" (or NULL/""), "relu", "sigmoid", "tanh", "softmax" (last axis),
