@@ -116,6 +116,11 @@ typedef struct tfc_progbar tfc_progbar;
 /* Keras's ProgbarLogger for fit (mode "fit": epochs, steps), evaluate ("test") or predict ("predict").
  * verbose 1: live bar (\b and \r, ETA); 2: one line per epoch. */
 tfc_callback *tfc_progbar_new(FILE *out, int verbose, int epochs, int64_t steps, bool in_fit);
+/* fit's validation log names, "val_" + each of tfc_model_metrics_names (their count in *n_names), for the fits
+ * on arrays and on datasets. INVALID_ARGUMENT when training and validation logs would not fit in tfc_logs,
+ * RESOURCE_EXHAUSTED when out of memory (NULL then). Free with tfc_fit_val_names_free (NULL-safe). */
+char **tfc_fit_val_names(tfc_model *m, int *n_names, tfc_status *st);
+void tfc_fit_val_names_free(char **names, int n);
 /* evaluate/predict drive their bar directly. */
 void tfc_progbar_test_batch(tfc_callback *cb, int64_t batch, const tfc_logs *logs);
 void tfc_progbar_test_end(tfc_callback *cb, const tfc_logs *logs);

@@ -754,6 +754,33 @@ int tfc_model_evaluate(tfc_model *m, tfc_tensor *x, tfc_tensor *y, const tfc_eva
 
 /* ---- fit ----------------------------------------------------------------------------------------------- */
 
+char **tfc_fit_val_names(tfc_model *m, int *n_names, tfc_status *st) {
+    int n = tfc_model_metrics_names(m, NULL, 0);
+    *n_names = n;
+    if (2 * n + 1 > TFC_LOGS_MAX)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "fit: %d metrics are more than the logs can hold (%d)", n,
+                              (TFC_LOGS_MAX - 1) / 2),
+               NULL;
+    const char *names[TFC_LOGS_MAX];
+    tfc_model_metrics_names(m, names, TFC_LOGS_MAX);
+    char **v = tfc_calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v) return tfc_status_oom(st, "fit", (size_t)(n ? n : 1) * sizeof *v), NULL;
+    for (int i = 0; i < n; i++) {
+        size_t len = strlen(names[i]) + 5;
+        if (!(v[i] = tfc_malloc(len))) {
+            tfc_fit_val_names_free(v, n);
+            return tfc_status_oom(st, "fit", len), NULL;
+        }
+        snprintf(v[i], len, "val_%s", names[i]);
+    }
+    return v;
+}
+
+void tfc_fit_val_names_free(char **names, int n) {
+    for (int i = 0; names && i < n; i++) tfc_free(names[i]);
+    tfc_free(names);
+}
+
 bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, int n_y,
                      const tfc_fit_opts *opts, tfc_history **history, tfc_status *st) {
     tfc_fit_opts o = opts ? *opts : (tfc_fit_opts){0};
@@ -862,25 +889,10 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     int64_t val_bs = o.validation_batch_size > 0 ? o.validation_batch_size : bs;
 
     /* logs keys of validation: "val_" + each name */
-    n_names = tfc_model_metrics_names(m, NULL, 0);
-    if (2 * n_names + 1 > TFC_LOGS_MAX) {
-        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "fit: %d metrics are more than the logs can hold (%d)", n_names,
-                            (TFC_LOGS_MAX - 1) / 2);
+    if (!(val_names = tfc_fit_val_names(m, &n_names, st))) {
+        ok = false;
         goto done;
     }
-    const char *names[TFC_LOGS_MAX];
-    tfc_model_metrics_names(m, names, TFC_LOGS_MAX);
-    val_names = tfc_calloc((size_t)n_names, sizeof *val_names);
-    if (!val_names) {
-        ok = tfc_status_oom(st, "fit", 0);
-        goto done;
-    }
-    for (int i = 0; i < n_names && ok; i++) {
-        size_t len = strlen(names[i]) + 5;
-        if ((val_names[i] = tfc_malloc(len))) snprintf(val_names[i], len, "val_%s", names[i]);
-        else ok = tfc_status_oom(st, "fit", 0);
-    }
-    if (!ok) goto done;
 
     /* callbacks: the user's, History, then the progress bar (Keras's order) */
     hist = tfc_history_new();
@@ -956,8 +968,7 @@ done:
     if (impl && impl->fit == &fs) impl->fit = NULL;
     tfc_free(perm);
     owned_free(&own_t);
-    for (int i = 0; val_names && i < n_names; i++) tfc_free(val_names[i]);
-    tfc_free(val_names);
+    tfc_fit_val_names_free(val_names, n_names);
     tfc_callback_free(bar);
     tfc_callback_free(hist_cb);
     for (int i = 0; i < n_user; i++) tfc_callback_free(o.callbacks[i]);

@@ -190,27 +190,19 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
     int verbose = tfc_verbose_resolve(o.verbose, out);
     int freq = o.validation_freq > 0 ? o.validation_freq : 1;
 
-    n_names = tfc_model_metrics_names(m, NULL, 0);
-    if (2 * n_names + 1 > TFC_LOGS_MAX) {
-        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "fit: %d metrics are more than the logs can hold", n_names);
+    if (!(val_names = tfc_fit_val_names(m, &n_names, st))) {
+        ok = false;
         goto done;
     }
     const char *names[TFC_LOGS_MAX];
     tfc_model_metrics_names(m, names, TFC_LOGS_MAX);
-    val_names = tfc_calloc((size_t)(n_names ? n_names : 1), sizeof *val_names);
     hist = tfc_history_new();
     hist_cb = hist ? tfc_callback_history_new(hist) : NULL;
     if (verbose) bar = tfc_progbar_new(out, verbose, epochs, steps, true);
-    if (!val_names || !hist || !hist_cb || (verbose && !bar)) {
+    if (!hist || !hist_cb || (verbose && !bar)) {
         ok = tfc_status_oom(st, "fit", 0);
         goto done;
     }
-    for (int i = 0; i < n_names && ok; i++) {
-        size_t len = strlen(names[i]) + 5;
-        if ((val_names[i] = tfc_malloc(len))) snprintf(val_names[i], len, "val_%s", names[i]);
-        else ok = tfc_status_oom(st, "fit", len);
-    }
-    if (!ok) goto done;
     int n_cbs = 0;
     for (int i = 0; i < n_user; i++) cbs[n_cbs++] = o.callbacks[i];
     cbs[n_cbs++] = hist_cb;
@@ -269,8 +261,7 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
 done:
     elem_clear(&e);
     tfc_iterator_free(it);
-    for (int i = 0; val_names && i < n_names; i++) tfc_free(val_names[i]);
-    tfc_free(val_names);
+    tfc_fit_val_names_free(val_names, n_names);
     tfc_callback_free(bar);
     tfc_callback_free(hist_cb);
     for (int i = 0; i < n_user; i++) tfc_callback_free(o.callbacks[i]);
