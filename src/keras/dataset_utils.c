@@ -492,6 +492,23 @@ static bool check_split(const dir_args *a, tfc_status *st) {
     return true;
 }
 
+/* The label, batching, shuffling and split options that tfc_image_dataset_opts and tfc_text_dataset_opts share
+ * (same field names), with Keras's defaults: batch_size 32, shuffle and verbose true. */
+#define DIR_ARGS(o)                                                                                                \
+    ((dir_args){.labels = (o)->labels,                                                                             \
+                .label_values = (o)->label_values,                                                                 \
+                .num_label_values = (o)->num_label_values,                                                         \
+                .label_mode = (o)->label_mode,                                                                     \
+                .class_names = (o)->class_names,                                                                   \
+                .num_class_names = (o)->num_class_names,                                                           \
+                .batch_size = (o)->batch_size ? (o)->batch_size : 32,                                              \
+                .shuffle = TFC_FLAG((o)->shuffle, true),                                                           \
+                .seed = (o)->seed,                                                                                 \
+                .has_seed = (o)->has_seed,                                                                         \
+                .validation_split = (o)->validation_split,                                                         \
+                .subset = (o)->subset,                                                                             \
+                .verbose = TFC_FLAG((o)->verbose, true)})
+
 static bool check_directory(const char *directory, tfc_status *st) {
     if (!directory) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "directory is NULL");
     return true;
@@ -502,19 +519,7 @@ tfc_dataset *tfc_image_dataset_from_directory(const char *directory, const tfc_i
     static const tfc_image_dataset_opts defaults = {0};
     const tfc_image_dataset_opts *o = opts ? opts : &defaults;
     if (info) memset(info, 0, sizeof *info);
-    dir_args a = {.labels = o->labels,
-                  .label_values = o->label_values,
-                  .num_label_values = o->num_label_values,
-                  .label_mode = o->label_mode,
-                  .class_names = o->class_names,
-                  .num_class_names = o->num_class_names,
-                  .batch_size = o->batch_size ? o->batch_size : 32,
-                  .shuffle = TFC_FLAG(o->shuffle, true),
-                  .seed = o->seed,
-                  .has_seed = o->has_seed,
-                  .validation_split = o->validation_split,
-                  .subset = o->subset,
-                  .verbose = TFC_FLAG(o->verbose, true)};
+    dir_args a = DIR_ARGS(o);
     load_cfg cfg = {.image = true, .crop = TFC_FLAG(o->crop_to_aspect_ratio, false)};
     if (!check_directory(directory, st) || !check_common(&a, &cfg.mode, true, st)) return NULL;
     const char *cm = o->color_mode ? o->color_mode : "rgb";
@@ -564,19 +569,7 @@ tfc_dataset *tfc_text_dataset_from_directory(const char *directory, const tfc_te
     static const tfc_text_dataset_opts defaults = {0};
     const tfc_text_dataset_opts *o = opts ? opts : &defaults;
     if (info) memset(info, 0, sizeof *info);
-    dir_args a = {.labels = o->labels,
-                  .label_values = o->label_values,
-                  .num_label_values = o->num_label_values,
-                  .label_mode = o->label_mode,
-                  .class_names = o->class_names,
-                  .num_class_names = o->num_class_names,
-                  .batch_size = o->batch_size ? o->batch_size : 32,
-                  .shuffle = TFC_FLAG(o->shuffle, true),
-                  .seed = o->seed,
-                  .has_seed = o->has_seed,
-                  .validation_split = o->validation_split,
-                  .subset = o->subset,
-                  .verbose = TFC_FLAG(o->verbose, true)};
+    dir_args a = DIR_ARGS(o);
     load_cfg cfg = {.image = false, .max_length = o->max_length};
     if (!check_directory(directory, st) || !check_common(&a, &cfg.mode, false, st) || !check_split(&a, st))
         return NULL;
