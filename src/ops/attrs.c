@@ -87,6 +87,31 @@ static bool check_allowed(const tfc_op *op, const tfc_attr_spec *s, const tfc_at
     return true;
 }
 
+/* The error for inputs that do not fit the op's args: says how many the attrs given ask for, e.g.
+ * "_FusedMatMul: wrong number of inputs (4 given; 3 expected: 2 single inputs, args: num_args=1)". */
+static bool count_error(const tfc_op *op, const int64_t *list_len, int singles, int n_in, tfc_status *st) {
+    char lists[256] = "";
+    size_t used = 0;
+    int64_t expected = singles;
+    bool all_known = true;
+    for (int a = 0; a < op->n_in_args; a++) {
+        const tfc_arg_spec *s = &op->in[a];
+        if (s->kind != TFC_ARG_N_TYPE && s->kind != TFC_ARG_TYPE_LIST) continue;
+        const char *attr = op->attrs[s->kind == TFC_ARG_N_TYPE ? s->number_attr : s->type_attr].name;
+        if (list_len[a] < 0) {
+            all_known = false;
+            continue;
+        }
+        expected += list_len[a];
+        int w = snprintf(lists + used, sizeof lists - used, ", %s: %s=%lld", s->name, attr, (long long)list_len[a]);
+        if (w > 0) used += (size_t)w < sizeof lists - used ? (size_t)w : sizeof lists - used - 1;
+    }
+    if (!all_known)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: wrong number of inputs (%d given)", op->def->name, n_in);
+    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: wrong number of inputs (%d given; %lld expected: %d single inputs%s)",
+                          op->def->name, n_in, (long long)expected, singles, lists);
+}
+
 bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
                       tfc_attrs *ra, int *n_out, tfc_dtype *out_dtypes, tfc_status *st) {
     const char *name = op->def->name;
@@ -236,7 +261,7 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
     *n_out = n;
     return true;
 count:
-    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: wrong number of inputs (%d given)", name, n_in);
+    return count_error(op, list_len, singles, n_in, st);
 }
 
 /* ---- deep copies for tapes and graphs ---- */

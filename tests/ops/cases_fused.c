@@ -201,6 +201,8 @@ const bad_case bad_cases_fused[] = {
         ATTRS(OPS("BiasAdd", "Tanh")), "_FusedMatMul", "[BiasAdd, Tanh]"),
     BAD("_FusedMatMul", "no args", INV, 2, INS(IN_T(2, 3, 4), IN_T(2, 4, 6)), 1, ATTRS(RELU), "_FusedMatMul",
         "num_args=0"),
+    BAD("_FusedMatMul", "num_args 1 with two args", INV, 4, INS(IN_T(2, 3, 4), IN_T(2, 4, 6), B(6), B(6)), 2,
+        ATTRS(NUM(1), RELU), "_FusedMatMul", "4 given; 3 expected", "args: num_args=1"),
     BADT(TFC_INT32, "_FusedMatMul", "int32", INV, 3, INS(IN_T(2, 3, 4), IN_T(2, 4, 6), B(6)), 1, ATTRS(RELU),
          "_FusedMatMul", "int32"),
     /* _FusedBiasAddGrad */
