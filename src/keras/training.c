@@ -16,6 +16,7 @@
 
 #include "eager/context_internal.h"
 #include "keras/model_internal.h"
+#include "keras/training_prefetch.h"
 #include "tfc/ops/array.h"
 #include "tfc/ops/indexing.h"
 
@@ -796,6 +797,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     tfc_history *hist = NULL;
     tfc_callback *cbs[18] = {0}, *hist_cb = NULL, *bar = NULL;
     int64_t *perm = NULL;
+    tfc_fit_prefetch *pf = NULL;
     struct tfc_fit_state fs = {.out = o.out ? o.out : stdout};
     char **val_names = NULL;
     int n_names = 0;
@@ -922,7 +924,20 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     bool shuffle = TFC_FLAG(o.shuffle, true);
     int64_t perm_epoch = -1;
     tfc_logs epoch_logs = {0};
+    /* the arrays a batch takes rows of, in make_batch's order: x..., y..., sample weights */
+    tfc_tensor *srcs[2 * TFC_KERAS_MAX_IO + 1];
+    int n_src = 0;
+    for (int i = 0; i < n_x; i++) srcs[n_src++] = train.x[i];
+    for (int i = 0; i < n_y; i++) srcs[n_src++] = train.y[i];
+    if (train.sw) srcs[n_src++] = train.sw;
     if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st))) goto done;
+    /* Keras feeds fit from a tf.data pipeline that prefetches the next batch in its own threads; the
+     * prefetcher does that here (training_prefetch.h). Started after on_train_begin, which may move the
+     * initial epoch and seed (BackupAndRestore); without it (no thread) batches are gathered in the loop. */
+    if (tfc_fit_prefetch_wanted(srcs, n_src)) {
+        tfc_status pst = {0};
+        pf = tfc_fit_prefetch_new(srcs, n_src, bs, &pst);
+    }
     for (int epoch = fs.initial_epoch; epoch < epochs && ok; epoch++) {
         seed_epoch(ctx, fs.seed_base, epoch);
         tfc_model_reset_metrics(m);
@@ -938,9 +953,30 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
             int64_t start = b * bs, len = train.n - start < bs ? train.n - start : bs;
             if (!(ok = tfc_scope_begin(ctx, st))) break;
             tfc_tensor *bx[TFC_KERAS_MAX_IO], *by[TFC_KERAS_MAX_IO], *bsw = NULL;
-            ok = make_batch(ctx, &train, shuffle ? perm : NULL, start, len, bx, by, &bsw, st) &&
-                 train_step(impl, bx, n_x, by, bsw, st);
+            tfc_tensor *pre[2 * TFC_KERAS_MAX_IO + 1] = {0};
+            int got = tfc_fit_prefetch_take(pf, shuffle ? perm : NULL, start, len, pre, st);
+            if (got > 0) {
+                int k = 0;
+                for (int i = 0; i < n_x; i++) bx[i] = pre[k++];
+                for (int i = 0; i < n_y; i++) by[i] = pre[k++];
+                if (train.sw) bsw = pre[k++];
+            } else {
+                ok = got == 0 && make_batch(ctx, &train, shuffle ? perm : NULL, start, len, bx, by, &bsw, st);
+            }
+            if (ok && pf && !(epoch == epochs - 1 && step == steps - 1)) {
+                /* the next step's batch (the next position of the stream, maybe of the next pass), gathered
+                 * while this step runs */
+                int64_t npos = pos + 1, npass = npos / per_pass, nstart = npos % per_pass * bs;
+                if (shuffle && npass != perm_epoch) {
+                    permutation(perm, train.n, shuffle_seed(fs.seed_base, npass));
+                    perm_epoch = npass;
+                }
+                tfc_fit_prefetch_post(pf, shuffle ? perm : NULL, nstart,
+                                      train.n - nstart < bs ? train.n - nstart : bs);
+            }
+            ok = ok && train_step(impl, bx, n_x, by, bsw, st);
             tfc_scope_end(ctx);
+            for (int i = 0; i < n_src; i++) tfc_tensor_unref(pre[i]);
             if (!ok) break;
             tfc_logs bl = {0};
             current_logs(impl, &bl, NULL);
@@ -966,6 +1002,7 @@ done:
         ctx->op_seed_counter = saved_counter + 1;
     }
     if (impl && impl->fit == &fs) impl->fit = NULL;
+    tfc_fit_prefetch_free(pf);
     tfc_free(perm);
     owned_free(&own_t);
     tfc_fit_val_names_free(val_names, n_names);
