@@ -216,7 +216,8 @@ static void fit_both(const char *what, const fit_case *fc) {
     fit_result b = run_fit(fc, false);
     CHECK(tfc_fit_prefetch_hits() - hits0 == hits); /* none without it */
     CHECK(hits > 0);
-    CHECK(a.ok == b.ok && a.code == b.code);
+    CHECK(a.ok == (fc->fail_at < 0) && a.ok == b.ok && a.code == b.code);
+    if (a.ok) CHECK(a.n_epochs == (fc->stop_at >= 0 ? fc->stop_at / ((fc->n + fc->batch_size - 1) / fc->batch_size) + 1 : fc->epochs));
     CHECK(a.live_delta == b.live_delta); /* no batch left behind, also after an error or a stop */
     CHECK(a.n_keys == b.n_keys && a.n_epochs == b.n_epochs);
     for (int k = 0; k < a.n_keys && k < 4; k++)
