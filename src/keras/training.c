@@ -4,7 +4,8 @@
  * A train step runs in its own scope: forward pass (training=true) under a GradientTape, the compiled loss of
  * each output plus the regularization losses, gradients of the trainable weights, the optimizer update, then
  * the metrics. Batches are rows gathered (GatherV2) by a seeded Fisher-Yates permutation of the samples, or
- * slices when not shuffled. Every epoch's randomness derives from (seed base, epoch): the permutation, and,
+ * slices when not shuffled; fit copies the next batch's rows on a background thread while a step runs
+ * (training_prefetch.h). Every epoch's randomness derives from (seed base, epoch): the permutation, and,
  * under a global seed, the op seeds of random layers (Dropout), so that BackupAndRestore can resume a run
  * and end with the weights of an uninterrupted one. */
 #include <math.h>

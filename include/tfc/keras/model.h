@@ -142,7 +142,7 @@ typedef struct tfc_fit_opts {
 } tfc_fit_opts;
 
 /* model.fit(x, y, ...): x [samples, ...], y [samples, ...]. Each epoch shuffles the samples (a seeded
- * Fisher-Yates permutation; batches gathered with GatherV2) unless shuffle is TFC_NO (batches are slices);
+ * Fisher-Yates permutation; batches hold the rows GatherV2 would gather) unless shuffle is TFC_NO (batches are slices);
  * steps_per_epoch takes batches from one stream over successive passes, as Keras. The randomness of an epoch
  * (permutation; under a global seed, the op seeds of Dropout and other random layers) depends only on the
  * context's seed and the epoch, so runs repeat exactly and BackupAndRestore can resume one. A train step is
