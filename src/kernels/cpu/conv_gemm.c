@@ -171,6 +171,7 @@ static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g
                                     float *df) {
     if (!implicit_enabled()) return false;
     tfc_status wst = TFC_STATUS_INIT; /* its only failures (no scratch) fall back to the paths below */
+    if (tfc_conv_wgrad_small_ok(g) && tfc_conv2d_wgrad_small_f32(pool, g, x, dy, df, &wst)) return true;
     if (tfc_conv_winograd_bwd_filter_ok(g) && tfc_conv2d_winograd_bwd_filter_f32(pool, g, x, dy, df, &wst)) return true;
     if (g->groups != 1 || g->dil_w != 1) return false;
     const int64_t hp = g->in_h + g->pad_top + g->pad_bottom, wp = g->in_w + g->pad_left + g->pad_right;

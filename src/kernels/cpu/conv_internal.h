@@ -57,6 +57,17 @@ bool tfc_conv2d_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, cons
 bool tfc_conv2d_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
 bool tfc_conv2d_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *dy, double *df, tfc_status *st);
 
+/* Conv2DBackpropFilter of a 3x3, stride-1, dilation-1, one-group float32 convolution with 1-4 input channels
+ * (conv_wgrad_small.c): Winograd F(2x2, 3x3) with the 16 transform points' sums in vector registers.
+ *   df[kh, kw, ci, co] = sum_{n, oh, ow} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] dy[n, oh, ow, co]
+ * x [batch, in_h, in_w, in_c], dy [batch, out_h, out_w, out_c], df [3, 3, in_c, out_c] (overwritten); pixels
+ * outside x are zero; any padding. _ok: whether the Conv2DBackpropFilter kernel takes it for g (such a
+ * geometry, and TFC_CONV_WINOGRAD is not 0). The run: false with st set when g is not such a convolution
+ * (UNIMPLEMENTED) or its scratch cannot be allocated (RESOURCE_EXHAUSTED), df then unspecified. */
+bool tfc_conv_wgrad_small_ok(const tfc_conv_geom *g);
+bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
+                                float *df, tfc_status *st);
+
 /* Direct depthwise convolutions on NHWC data (conv_depthwise.c): f [k_h, k_w, in_c, mult],
  * y [batch, out_h, out_w, in_c * mult]. */
 bool tfc_depthwise_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y, tfc_status *st);

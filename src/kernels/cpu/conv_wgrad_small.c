@@ -1,0 +1,258 @@
+/* Conv2DBackpropFilter of 3x3 stride-1 float32 convolutions with a few input channels (an image's first
+ * layer: 1-4 channels), by Winograd F(2x2, 3x3) computed in registers (see conv_internal.h).
+ *
+ * The filter gradient is df[kh, kw, ci, co] = sum over output pixels of x[patch pixel] * dy[pixel, co]. With
+ * 2x2 output tiles (conv_winograd.c has the transforms), per tile and transform point p (4x4 points)
+ *   M[ci][p][co] += V[ci][p] * D[p][co],   V = B^T d B of the tile's 4x4 input patch (channel ci),
+ *                                          D = A dY A^T of the tile's 2x2 output gradient,
+ * and df = G^T M G per (ci, co). With one input channel the GEMM form of conv_winograd.c would be a
+ * product with one row; here 16 output channels at a time keep the 16 points' accumulators in vector
+ * registers, D is formed from the tile's 4 dy vectors with 12 adds, and V (one scalar per point) is
+ * broadcast: 16 FMAs per 4 output pixels and 16 channels where the direct sum needs 36 (and the implicit
+ * GEMM, on 4-row tiles for a 3-value filter row, 48). dy, the large operand (128x26x26x32 floats: 11 MB),
+ * is read once.
+ *
+ * Work: tile rows (n, 2x2-tile row) split into one contiguous range per unit (at most 2 per thread), each
+ * unit accumulating its own M; the units' M are summed in unit order (the same result for the same thread
+ * count), then G^T M G. Within a unit, blocks of tile rows: V of the block's tiles first (V [t][ci][16]),
+ * then per input channel and per 16 output channels one pass over the block's tiles. */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/conv_internal.h"
+
+#pragma GCC diagnostic ignored "-Wpsabi"
+
+#define PTS 16
+#define WVL 16
+#define MAX_C 4           /* input channels handled here */
+#define BLOCK_TILES 64    /* about this many tiles per block (V: 64 * 16 * c floats, in L1) */
+
+typedef float wv __attribute__((vector_size(64)));
+typedef float wvu __attribute__((vector_size(64), aligned(4), may_alias));
+
+static bool enabled(void) {
+    static _Atomic int state; /* 0: not read, 1: on, 2: off (TFC_CONV_WINOGRAD=0, as conv_winograd.c) */
+    int s = state;
+    if (!s) {
+        const char *e = getenv("TFC_CONV_WINOGRAD");
+        state = s = e && !strcmp(e, "0") ? 2 : 1;
+    }
+    return s == 1;
+}
+
+bool tfc_conv_wgrad_small_ok(const tfc_conv_geom *g) {
+    return g->k_h == 3 && g->k_w == 3 && g->stride_h == 1 && g->stride_w == 1 && g->dil_h == 1 && g->dil_w == 1 &&
+           g->groups == 1 && g->in_c >= 1 && g->in_c <= MAX_C && g->out_c >= 1 && g->batch >= 1 && g->out_h >= 1 &&
+           g->out_w >= 1 && enabled();
+}
+
+typedef struct {
+    const float *x, *dy;
+    int64_t n, h, w, c, oh, ow, co, pt, pl;
+    int64_t th, tw, rows; /* tile rows / columns per image; tile rows in all (n * th) */
+    int64_t units, block_rows;
+    float *acc;           /* units x [c][16][co] */
+    float *vbuf;          /* units x [block_rows * tw][c][16] */
+    float *df;            /* [3][3][c][co] */
+} ws_job;
+
+/* V[t][ci][p] of the tiles of tile rows [r0, r1): B^T d B of each tile's 4x4 input patch, zero outside x. */
+static void input_xform(const ws_job *j, int64_t r0, int64_t r1, float *v) {
+    const int64_t C = j->c, W = j->w;
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t n = r / j->th, ih0 = r % j->th * 2 - j->pt;
+        const float *row[4];
+        for (int a = 0; a < 4; a++)
+            row[a] = ih0 + a >= 0 && ih0 + a < j->h ? j->x + ((n * j->h + ih0 + a) * W) * C : NULL;
+        const bool rows_in = row[0] && row[3];
+        for (int64_t t = 0; t < j->tw; t++) {
+            const int64_t iw0 = t * 2 - j->pl;
+            const bool inside = rows_in && iw0 >= 0 && iw0 + 4 <= W; /* the whole patch in x */
+            for (int64_t ci = 0; ci < C; ci++) {
+                float cb[4][4]; /* cb[b]: B^T of patch column b (rows combined) */
+                for (int b = 0; b < 4; b++) {
+                    const int64_t iw = iw0 + b;
+                    float d[4];
+                    if (inside)
+                        for (int a = 0; a < 4; a++) d[a] = row[a][iw * C + ci];
+                    else
+                        for (int a = 0; a < 4; a++) d[a] = row[a] && iw >= 0 && iw < W ? row[a][iw * C + ci] : 0.0f;
+                    cb[b][0] = d[0] - d[2];
+                    cb[b][1] = d[1] + d[2];
+                    cb[b][2] = d[2] - d[1];
+                    cb[b][3] = d[1] - d[3];
+                }
+                float *o = v + ((r - r0) * j->tw + t) * C * PTS + ci * PTS;
+                for (int a = 0; a < 4; a++) { /* B applied to the columns */
+                    o[4 * a + 0] = cb[0][a] - cb[2][a];
+                    o[4 * a + 1] = cb[1][a] + cb[2][a];
+                    o[4 * a + 2] = cb[2][a] - cb[1][a];
+                    o[4 * a + 3] = cb[1][a] - cb[3][a];
+                }
+            }
+        }
+    }
+}
+
+/* The accumulation of one tile (dy pixels y00, y01 above y10, y11; vb: the tile's 16 V values of this
+ * input channel) into acc[16]: D = A dY A^T formed on the fly, acc[p] += V[p] D[p]. */
+#define TILE_ACC(TYPE, SPLAT, acc, vb, y00, y01, y10, y11)                                                   \
+    do {                                                                                                      \
+        const TYPE s1a = y00 + y10, s1b = y01 + y11, s2a = y00 - y10, s2b = y01 - y11;                        \
+        acc[0] += SPLAT(vb[0]) * y00;                                                                                \
+        acc[1] += SPLAT(vb[1]) * (y00 + y01);                                                                        \
+        acc[2] += SPLAT(vb[2]) * (y00 - y01);                                                                        \
+        acc[3] -= SPLAT(vb[3]) * y01;                                                                                \
+        acc[4] += SPLAT(vb[4]) * s1a;                                                                                \
+        acc[5] += SPLAT(vb[5]) * (s1a + s1b);                                                                        \
+        acc[6] += SPLAT(vb[6]) * (s1a - s1b);                                                                        \
+        acc[7] -= SPLAT(vb[7]) * s1b;                                                                                \
+        acc[8] += SPLAT(vb[8]) * s2a;                                                                                \
+        acc[9] += SPLAT(vb[9]) * (s2a + s2b);                                                                        \
+        acc[10] += SPLAT(vb[10]) * (s2a - s2b);                                                                      \
+        acc[11] -= SPLAT(vb[11]) * s2b;                                                                              \
+        acc[12] -= SPLAT(vb[12]) * y10;                                                                              \
+        acc[13] -= SPLAT(vb[13]) * (y10 + y11);                                                                      \
+        acc[14] -= SPLAT(vb[14]) * (y10 - y11);                                                                      \
+        acc[15] += SPLAT(vb[15]) * y11;                                                                              \
+    } while (0)
+
+/* Tile rows [r0, r1) (V of them in v), input channel ci, output channels [o0, o0 + 16) (vector) or the
+ * single channel o0 (scalar): acc_out[p * co + o] += the sums. */
+#define PASS_BODY(TYPE, LOAD, ZERO, SPLAT)                                                                    \
+    const int64_t CO = j->co, C = j->c;                                                                       \
+    TYPE acc[PTS];                                                                                            \
+    for (int p = 0; p < PTS; p++) acc[p] = ZERO;                                                              \
+    for (int64_t r = r0; r < r1; r++) {                                                                       \
+        const int64_t n = r / j->th, oh0 = r % j->th * 2;                                                     \
+        const float *y0 = j->dy + ((n * j->oh + oh0) * j->ow) * CO + o0;                                      \
+        const bool two = oh0 + 1 < j->oh; /* the tile row's second output row exists */                      \
+        const float *y1 = two ? y0 + j->ow * CO : y0;                                                         \
+        const float *vt = v + (r - r0) * j->tw * C * PTS + ci * PTS;                                          \
+        const int64_t full = two ? j->ow / 2 : 0; /* tiles with all 4 pixels */                              \
+        int64_t t = 0;                                                                                        \
+        for (; t < full; t++, vt += C * PTS) {                                                                \
+            const TYPE y00 = LOAD(y0 + 2 * t * CO), y01 = LOAD(y0 + (2 * t + 1) * CO);                        \
+            const TYPE y10 = LOAD(y1 + 2 * t * CO), y11 = LOAD(y1 + (2 * t + 1) * CO);                        \
+            TILE_ACC(TYPE, SPLAT, acc, vt, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+        for (; t < j->tw; t++, vt += C * PTS) { /* past the last output row or column: zeros */              \
+            const float *vb = vt;                                                                             \
+            const bool right = 2 * t + 1 < j->ow;                                                             \
+            const TYPE y00 = LOAD(y0 + 2 * t * CO);                                                           \
+            const TYPE y01 = right ? LOAD(y0 + (2 * t + 1) * CO) : ZERO;                                      \
+            const TYPE y10 = two ? LOAD(y1 + 2 * t * CO) : ZERO;                                              \
+            const TYPE y11 = two && right ? LOAD(y1 + (2 * t + 1) * CO) : ZERO;                               \
+            TILE_ACC(TYPE, SPLAT, acc, vb, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+    }                                                                                                         \
+    for (int p = 0; p < PTS; p++) STORE_ADD(acc_out + p * CO, acc[p]);
+
+#define LOAD_V(p) ((wv)(*(const wvu *)(p)))
+#define SPLAT_V(s) ((wv){s, s, s, s, s, s, s, s, s, s, s, s, s, s, s, s})
+#define LOAD_S(p) (*(p))
+#define SPLAT_S(s) (s)
+
+static inline __attribute__((always_inline)) void pass_v(const ws_job *j, int64_t r0, int64_t r1, const float *v,
+                                                         int64_t ci, int64_t o0, float *acc_out) {
+#define STORE_ADD(p, a) (*(wvu *)(p) = *(const wvu *)(p) + (a))
+    PASS_BODY(wv, LOAD_V, ((wv){0}), SPLAT_V)
+#undef STORE_ADD
+}
+
+static inline __attribute__((always_inline)) void pass_s(const ws_job *j, int64_t r0, int64_t r1, const float *v,
+                                                         int64_t ci, int64_t o0, float *acc_out) {
+#define STORE_ADD(p, a) (*(p) += (a))
+    PASS_BODY(float, LOAD_S, 0.0f, SPLAT_S)
+#undef STORE_ADD
+}
+
+TFC_SIMD_CLONES static void block_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc) {
+    const int64_t CO = j->co, cv = CO / WVL * WVL;
+    for (int64_t ci = 0; ci < j->c; ci++) {
+        float *a = acc + ci * PTS * CO;
+        int64_t o = 0;
+        for (; o < cv; o += WVL) pass_v(j, r0, r1, v, ci, o, a + o);
+        for (; o < CO; o++) pass_s(j, r0, r1, v, ci, o, a + o);
+    }
+}
+
+static void units_run(void *arg, int64_t b, int64_t e) {
+    const ws_job *j = arg;
+    for (int64_t u = b; u < e; u++) {
+        float *acc = j->acc + u * j->c * PTS * j->co;
+        float *v = j->vbuf + u * j->block_rows * j->tw * j->c * PTS;
+        memset(acc, 0, (size_t)(j->c * PTS * j->co) * sizeof(float));
+        const int64_t u0 = j->rows * u / j->units, u1 = j->rows * (u + 1) / j->units;
+        for (int64_t r0 = u0; r0 < u1; r0 += j->block_rows) {
+            const int64_t r1 = r0 + j->block_rows < u1 ? r0 + j->block_rows : u1;
+            input_xform(j, r0, r1, v);
+            block_passes(j, r0, r1, v, acc);
+        }
+    }
+}
+
+/* df rows (ci) in [b, e): the units' M summed in unit order, then G^T M G (rows of M, then columns). */
+TFC_SIMD_CLONES static void finish_rows(void *arg, int64_t b, int64_t e) {
+    const ws_job *j = arg;
+    const int64_t C = j->c, CO = j->co, ustride = C * PTS * CO;
+    for (int64_t ci = b; ci < e; ci++) {
+        const float *m0 = j->acc + ci * PTS * CO;
+#pragma GCC ivdep
+        for (int64_t o = 0; o < CO; o++) {
+            float m[PTS], h[3][4];
+            for (int p = 0; p < PTS; p++) {
+                float s = 0.0f;
+                for (int64_t u = 0; u < j->units; u++) s += m0[u * ustride + p * CO + o];
+                m[p] = s;
+            }
+            for (int c = 0; c < 4; c++) { /* G^T M */
+                h[0][c] = m[c] + 0.5f * (m[4 + c] + m[8 + c]);
+                h[1][c] = 0.5f * (m[4 + c] - m[8 + c]);
+                h[2][c] = 0.5f * (m[4 + c] + m[8 + c]) + m[12 + c];
+            }
+            float *d = j->df + ci * CO + o;
+            for (int k = 0; k < 3; k++) { /* (G^T M) G */
+                d[(3 * k + 0) * C * CO] = h[k][0] + 0.5f * (h[k][1] + h[k][2]);
+                d[(3 * k + 1) * C * CO] = 0.5f * (h[k][1] - h[k][2]);
+                d[(3 * k + 2) * C * CO] = 0.5f * (h[k][1] + h[k][2]) + h[k][3];
+            }
+        }
+    }
+}
+
+bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
+                                float *df, tfc_status *st) {
+    if (g->k_h != 3 || g->k_w != 3 || g->stride_h != 1 || g->stride_w != 1 || g->dil_h != 1 || g->dil_w != 1 ||
+        g->groups != 1 || g->in_c > MAX_C)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED,
+                              "Conv2DBackpropFilter: the small-channel Winograd path needs a 3x3 filter, stride 1, "
+                              "dilation 1, one group and at most %d input channels", MAX_C);
+    ws_job j = {.x = x, .dy = dy, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
+                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df};
+    if (j.c <= 0 || j.co <= 0) return true;
+    j.th = (j.oh + 1) / 2;
+    j.tw = (j.ow + 1) / 2;
+    j.rows = j.n * j.th;
+    if (j.rows <= 0 || j.tw <= 0) {
+        memset(df, 0, (size_t)(9 * j.c * j.co) * sizeof(float));
+        return true;
+    }
+    const int threads = tfc_threadpool_size(pool);
+    /* 4 * 9 * c * co multiply-adds per tile (the direct sum's count, for the pool's cost model) */
+    const double work = (double)j.rows * (double)j.tw * 36.0 * (double)(j.c * j.co);
+    j.units = threads <= 1 || work < 2e6 ? 1 : (j.rows < 2 * threads ? j.rows : 2 * threads);
+    j.block_rows = (BLOCK_TILES + j.tw - 1) / j.tw;
+    const size_t acc_floats = (size_t)(j.units * j.c * PTS * j.co), v_floats = (size_t)(j.units * j.block_rows * j.tw * j.c * PTS);
+    const size_t bytes = (acc_floats + v_floats) * sizeof(float);
+    float *buf = tfc_aligned_alloc(bytes);
+    if (!buf) return tfc_status_oom(st, "Conv2DBackpropFilter Winograd scratch", bytes);
+    j.acc = buf;
+    j.vbuf = buf + acc_floats;
+    tfc_parallel_for(pool, j.units, (int64_t)(work / (double)j.units / 4) + 1, units_run, &j);
+    tfc_parallel_for(pool, j.c, (16 * j.units + 9) * j.co, finish_rows, &j);
+    tfc_aligned_free(buf);
+    return true;
+}
