@@ -81,18 +81,28 @@ const op_case op_cases_conv[] = {
      {S1, PAD("VALID")}, .grad = true},
     {"Conv2DBackpropFilter", "grouped", 3, {IN_T(4, 1, 5, 5, 4), SIZES(3, 3, 2, 6), IN_T(4, 1, 5, 5, 6)}, 2,
      {S1, PAD("SAME")}, .grad = true},
-    /* the Winograd path (3x3, stride 1, >= 16 channels each way, >= 32 tiles, even output sizes; the unit test
-     * checks that these geometries take it) */
-    {"Conv2DBackpropFilter", "Winograd: SAME 12x14, 17 -> 20 channels, batch 1", 3,
-     {IN_T(4, 1, 12, 14, 17), SIZES(3, 3, 17, 20), IN_T(4, 1, 12, 14, 20)}, 2, {S1, PAD("SAME")}, .grad = false},
-    {"Conv2DBackpropFilter", "Winograd: VALID 10x14 -> 8x12, 18 -> 24 channels", 3,
-     {IN_T(4, 2, 10, 14, 18), SIZES(3, 3, 18, 24), IN_T(4, 2, 8, 12, 24)}, 2, {S1, PAD("VALID")}, .grad = false},
-    {"Conv2DBackpropFilter", "Winograd: odd 11x13 input, EXPLICIT asymmetric -> 10x12", 3,
-     {IN_T(4, 2, 11, 13, 16), SIZES(3, 3, 16, 21), IN_T(4, 2, 10, 12, 21)}, 3,
+    /* the Winograd path (3x3, stride 1, >= 16 channels each way, >= 32 tiles, enough channels for the transforms
+     * to pay; the unit test checks that these geometries take it): M = V^T D and, for 48 -> 40, M^T = D^T V */
+    {"Conv2DBackpropFilter", "Winograd: SAME 12x14, 40 -> 48 channels, batch 1", 3,
+     {IN_T(4, 1, 12, 14, 40), SIZES(3, 3, 40, 48), IN_T(4, 1, 12, 14, 48)}, 2, {S1, PAD("SAME")}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: VALID 10x14 -> 8x12, 28 -> 42 channels", 3,
+     {IN_T(4, 2, 10, 14, 28), SIZES(3, 3, 28, 42), IN_T(4, 2, 8, 12, 42)}, 2, {S1, PAD("VALID")}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: odd 11x13 input, EXPLICIT asymmetric -> 10x12, 48 -> 40 channels", 3,
+     {IN_T(4, 2, 11, 13, 48), SIZES(3, 3, 48, 40), IN_T(4, 2, 10, 12, 40)}, 3,
      {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 1, 0, 0, 1, 0, 0)}, .grad = false},
-    {"Conv2DBackpropFilter", "Winograd: NCHW EXPLICIT 10x9 -> 10x10, 19 -> 33 channels", 3,
-     {IN_T(4, 2, 19, 10, 9), SIZES(3, 3, 19, 33), IN_T(4, 2, 33, 10, 10)}, 4,
+    {"Conv2DBackpropFilter", "Winograd: NCHW EXPLICIT 10x9 -> 10x10, 64 -> 33 channels", 3,
+     {IN_T(4, 2, 64, 10, 9), SIZES(3, 3, 64, 33), IN_T(4, 2, 33, 10, 10)}, 4,
      {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 0, 0, 2, 0, 1, 2), NCHW}, .grad = false},
+    {"Conv2DBackpropFilter", "Winograd: SAME odd 11x13 outputs, 42 -> 56 channels", 3,
+     {IN_T(4, 2, 11, 13, 42), SIZES(3, 3, 42, 56), IN_T(4, 2, 11, 13, 56)}, 2, {S1, PAD("SAME")}, .grad = false},
+    /* the small-channel Winograd filter gradient (3x3, stride 1, 1-4 input channels) */
+    {"Conv2DBackpropFilter", "1 input channel: VALID 9x8 -> 7x6, 17 channels", 3,
+     {IN_T(4, 2, 9, 8, 1), SIZES(3, 3, 1, 17), IN_T(4, 2, 7, 6, 17)}, 2, {S1, PAD("VALID")}, .grad = true},
+    {"Conv2DBackpropFilter", "3 input channels: SAME odd 7x9, batch 1", 3,
+     {IN_T(4, 1, 7, 9, 3), SIZES(3, 3, 3, 5), IN_T(4, 1, 7, 9, 5)}, 2, {S1, PAD("SAME")}, .grad = true},
+    {"Conv2DBackpropFilter", "2 input channels: NCHW EXPLICIT", 3,
+     {IN_T(4, 2, 2, 6, 5), SIZES(3, 3, 2, 33), IN_T(4, 2, 33, 6, 4)}, 4,
+     {S1, PAD("EXPLICIT"), EXPLICIT(0, 0, 0, 0, 2, 0, 0, 1), NCHW}, .grad = false},
     {"Conv2DBackpropFilter", "empty batch (zeros)", 3, {IN_T(4, 0, 5, 5, 2), SIZES(3, 3, 2, 3), IN_T(4, 0, 5, 5, 3)}, 2,
      {S1, PAD("SAME")}, .grad = false},
 

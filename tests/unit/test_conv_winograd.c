@@ -181,6 +181,8 @@ static void run_isa(const char *isa, tfc_threadpool *pool) {
         {2, 30, 31, 40, 48, 1, 1, 1, 1},  /* several blocks per thread */
         {1, 12, 10, 70, 300, 1, 1, 1, 1}, /* more than 256 output channels: pre-packed U panels */
         {1, 16, 16, 300, 24, 0, 0, 1, 1}, /* long k for the GEMM */
+        {3, 13, 13, 32, 64, 0, 0, 0, 0},  /* the filter gradient's product transposed (M^T = D^T V), 11x11 */
+        {2, 9, 10, 48, 40, 1, 1, 1, 1},   /* the same, channels not multiples of 16 */
     };
     bool ok = true;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {
@@ -239,21 +241,28 @@ static void test_dispatch(void) {
     CHECK(tfc_conv_winograd_fwd_ok(&g));
     g = geom(2, 12, 9, 16, 21, 3, 0, 1, 3);
     CHECK(tfc_conv_winograd_bwd_input_ok(&g));
-    /* the filter gradient: even output sizes (the tests/ops cases too), not 11x11 from a 13x13 VALID input */
+    /* the filter gradient: where the transforms pay for the products they save (enough channels) */
     g = geom(32, 56, 56, 64, 64, 1, 1, 1, 1);
     CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
-    g = geom(128, 13, 13, 32, 64, 0, 0, 0, 0);
+    g = geom(128, 13, 13, 32, 64, 0, 0, 0, 0); /* 11x11 outputs, partial last tiles */
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(128, 13, 13, 32, 32, 0, 0, 0, 0);
+    CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(32, 28, 28, 16, 32, 1, 1, 1, 1); /* few channels: the GEMM path */
     CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
     g = geom(1, 12, 14, 17, 20, 1, 1, 1, 1);
-    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
-    g = geom(2, 10, 14, 18, 24, 0, 0, 0, 0);
-    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
-    g = geom(2, 11, 13, 16, 21, 1, 0, 0, 1);
-    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
-    g = geom(2, 10, 9, 19, 33, 2, 0, 1, 2);
-    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
-    g = geom(2, 11, 13, 16, 21, 1, 1, 1, 1); /* 11x13 outputs */
     CHECK(!tfc_conv_winograd_bwd_filter_ok(&g));
+    /* the Winograd filter gradient cases of tests/ops/cases_conv.c */
+    g = geom(1, 12, 14, 40, 48, 1, 1, 1, 1);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 10, 14, 28, 42, 0, 0, 0, 0);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 11, 13, 48, 40, 1, 0, 0, 1);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 10, 9, 64, 33, 2, 0, 1, 2);
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
+    g = geom(2, 11, 13, 42, 56, 1, 1, 1, 1); /* 11x13 outputs */
+    CHECK(tfc_conv_winograd_bwd_filter_ok(&g));
     /* not worth it: few tiles (one 7x7 image), most of a tile past the output (3x3 outputs) */
     g = geom(1, 7, 7, 64, 64, 1, 1, 1, 1);
     CHECK(!tfc_conv_winograd_fwd_ok(&g) && !tfc_conv_winograd_bwd_input_ok(&g) && !tfc_conv_winograd_bwd_filter_ok(&g));

@@ -479,7 +479,8 @@ TFC_SIMD_CLONES static void dy_block(const wino_job *j, int64_t q0, int64_t nt, 
 typedef struct {
     wino_job w;
     int64_t blocks, units;
-    size_t acc_off; /* the unit's M [16][c][co] in its slot */
+    size_t acc_off; /* the unit's M [16][c][co] (swap: [16][co][c]) in its slot */
+    bool swap;      /* M^T[p] = D[p]^T V[p] (see swap_product) */
     float *df;      /* [3][3][c][co] */
 } bf_job;
 
@@ -497,9 +498,13 @@ static void bf_units(void *arg, int64_t b, int64_t e) {
             input_block(j, q0, nt, v, zeros);
             dy_block(j, q0, nt, d, zeros);
             for (int p = 0; p < PTS; p++) {
-                const tfc_gemm_args a = {.ta = true, .m = C, .n = CO, .k = nt, .alpha = 1.0f, .beta = 1.0f,
-                                         .a = v + p * j->vps, .lda = j->vts, .b = d + p * j->mps, .ldb = j->mts,
-                                         .c = acc + p * C * CO, .ldc = CO};
+                const float *vp = v + p * j->vps, *dp = d + p * j->mps;
+                const tfc_gemm_args a = bj->swap ? (tfc_gemm_args){.ta = true, .m = CO, .n = C, .k = nt, .alpha = 1.0f,
+                                                                   .beta = 1.0f, .a = dp, .lda = j->mts, .b = vp,
+                                                                   .ldb = j->vts, .c = acc + p * C * CO, .ldc = C}
+                                                 : (tfc_gemm_args){.ta = true, .m = C, .n = CO, .k = nt, .alpha = 1.0f,
+                                                                   .beta = 1.0f, .a = vp, .lda = j->vts, .b = dp,
+                                                                   .ldb = j->mts, .c = acc + p * C * CO, .ldc = CO};
                 j->isa->serial(&a, ws);
             }
         }
@@ -518,8 +523,9 @@ TFC_SIMD_CLONES static void bf_finish(void *arg, int64_t b, int64_t e) {
             float m[PTS], h[3][4];
             for (int p = 0; p < PTS; p++) {
                 float s = 0.0f;
+                const size_t at = (size_t)(p * ps + (bj->swap ? o * C + ci : ci * CO + o));
                 for (int64_t u = 0; u < bj->units; u++)
-                    s += j->scratch[(size_t)u * j->slot_floats + bj->acc_off + (size_t)(p * ps + ci * CO + o)];
+                    s += j->scratch[(size_t)u * j->slot_floats + bj->acc_off + at];
                 m[p] = s;
             }
             for (int c = 0; c < 4; c++) { /* G^T M */
@@ -536,17 +542,39 @@ TFC_SIMD_CLONES static void bf_finish(void *arg, int64_t b, int64_t e) {
     }
 }
 
-/* Measured against the implicit-GEMM filter gradient (1 and 2 threads): 1.45x faster with 56x56 and 28x28
- * outputs (64 -> 64 channels), 1.3x at 14x14 and 16x16 (64 and 128 channels), but the same or slower where
- * odd output sizes leave part of the last tiles empty (11x11 from a 13x13 VALID input: 0.53 of the GEMM's
- * products, 0.95-1.0x; 25x25: 0.48, 0.9x). So at most 0.45 of the GEMM's products: even output sizes and
- * large odd ones. */
+/* Fraction of the micro-kernel's multiply-adds that land in an m x n product: tiles of mr rows, columns in
+ * vectors of 16 (the AVX-512 width; the narrower kernels' waste is no larger). */
+static double tile_use(int64_t m, int64_t n, int64_t mr) {
+    const int64_t mp = (m + mr - 1) / mr * mr, np = (n + 15) / 16 * 16;
+    return (double)m / (double)mp * (double)n / (double)np;
+}
+
+/* The per-point product as M[p] = V^T D ([c, co]: c rows) or M^T[p] = D^T V ([co, c]), whichever wastes less
+ * of the micro-kernel's tiles: 32 -> 64 channels makes 32 rows in 14-row tiles (76% used) one way and 64
+ * rows (91%) the other, which measured 1.15-1.2x faster for the whole filter gradient. */
+static bool swap_product(const tfc_gemm_isa *isa, int64_t c, int64_t co) {
+    return tile_use(co, c, isa->mr) > tile_use(c, co, isa->mr);
+}
+
+/* Against the implicit-GEMM filter gradient (float32, 1 thread, 2026 measurements on AMD Zen): per 2x2 tile,
+ * the GEMM path spends 9 * (output pixels of the tile) * c * co multiply-adds, this path 16 c co / (tile use)
+ * in its products plus about 14 * 16 * (c + co) in its transforms (fitted to 11x11 outputs with 16 -> 32,
+ * 32 -> 32, 32 -> 64 and 64 -> 64 channels, 0.7x, 0.9x, 1.17x and 1.24x the GEMM's speed, and 25x25 with
+ * 64 -> 64, 1.36x; alpha from 11 to 15). Taken where that model predicts it faster: 56x56 outputs with
+ * 64 -> 64 channels (1.45x measured), 11x11 with 32 -> 64 (model 1.08x); not 11x11 with 32 -> 32 or fewer
+ * channels, nor 28x28 with 16 -> 32 or 24 -> 24 (model 0.85x and 0.7x; there the GEMM measured 1.2x and
+ * 1.37x faster than this path). */
 bool tfc_conv_winograd_bwd_filter_ok(const tfc_conv_geom *g) {
-    if (!is_3x3_s1(g) || !winograd_enabled() || !tfc_sgemm_kernels() ||
-        !worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c))
+    if (!is_3x3_s1(g) || !winograd_enabled() || !worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c))
         return false;
+    const tfc_gemm_isa *isa = tfc_sgemm_kernels();
+    if (!isa) return false;
+    const double c = (double)g->in_c, co = (double)g->out_c;
     const double tiles = (double)g->batch * (double)((g->out_h + 1) / 2) * (double)((g->out_w + 1) / 2);
-    return tiles * 16 <= 0.45 * 9 * (double)g->batch * (double)g->out_h * (double)g->out_w;
+    const double use = swap_product(isa, g->in_c, g->out_c) ? tile_use(g->out_c, g->in_c, isa->mr)
+                                                            : tile_use(g->in_c, g->out_c, isa->mr);
+    const double gemm = 9 * (double)g->batch * (double)g->out_h * (double)g->out_w * c * co;
+    return tiles * (16 * c * co / use + 14 * 16 * (c + co)) <= gemm;
 }
 
 bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
@@ -568,7 +596,8 @@ bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geo
     j->T = T;
     bj.blocks = (j->tiles + T - 1) / T;
     bj.units = bj.blocks < threads ? bj.blocks : threads;
-    const tfc_gemm_args probe = {.ta = true, .m = j->c, .n = j->co, .k = T};
+    bj.swap = swap_product(j->isa, j->c, j->co);
+    const tfc_gemm_args probe = {.ta = true, .m = bj.swap ? j->co : j->c, .n = bj.swap ? j->c : j->co, .k = T};
     /* V [16][T][c] and D [16][T][co] as the forward path's V and M */
     j->vps = T * j->c, j->vts = j->c, j->mps = T * j->co, j->mts = j->co;
     j->m_off = round16((size_t)((T - 1) * j->vts + (PTS - 1) * j->vps + j->c));
