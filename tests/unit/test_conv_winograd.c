@@ -150,6 +150,10 @@ static bool check_geom(const tfc_conv_geom *g, tfc_threadpool *pool) {
     CHECK(tfc_conv2d_winograd_bwd_input_f32(pool, g, dy, f, dx, &st));
     CHECK_OK(&st);
     ok = ok && close_all("backprop input", g, dx, dxw, dxa, xl);
+    for (int64_t i = 0; i < xl; i++) dx[i] = NAN; /* every element written */
+    CHECK(tfc_conv2d_winograd_bwd_input_adj_f32(pool, g, dy, f, dx, &st));
+    CHECK_OK(&st);
+    ok = ok && close_all("backprop input (adjoint)", g, dx, dxw, dxa, xl);
 
     float *df = rand_buf(fl);
     double *dfw = malloc((size_t)(fl > 0 ? fl : 1) * sizeof(double)), *dfa = malloc((size_t)(fl > 0 ? fl : 1) * sizeof(double));

@@ -15,7 +15,8 @@
  * EXPLICIT), float32 (half and bfloat16 compute in float32 too), where it measured faster than the
  * implicit-GEMM path (tfc_conv_winograd_fwd_ok); Conv2DBackpropInput of such a convolution is the same
  * computation on the output gradient, with the filter rotated by 180 degrees and its channel dims
- * swapped, and "full" padding (2 - pad). Conv2DBackpropFilter sums, per transform point, the products of
+ * swapped, and "full" padding (2 - pad), or, where dy has clearly fewer 2x2 tiles than dx ("VALID"), the
+ * adjoint of the forward transforms over dy's tiles. Conv2DBackpropFilter sums, per transform point, the products of
  * the input tiles' B^T d B and the output gradient tiles' A dY A^T over all tiles (16 GEMMs [in_c, tiles] x
  * [tiles, out_c]) and brings them back to 3x3 with G^T . G; it is used for even output sizes (or large
  * odd ones), where it measured faster (tfc_conv_winograd_bwd_filter_ok). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
@@ -58,6 +59,11 @@ bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, c
  * dy are zero. Errors as tfc_conv2d_winograd_fwd_f32. */
 bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
                                        float *dx, tfc_status *st);
+
+/* The same computation as the adjoint of the forward convolution's transforms over dy's tiles (fewer tiles
+ * than dx's with VALID padding); tfc_conv2d_winograd_bwd_input_f32 picks it where it is expected faster. */
+bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy,
+                                           const float *f, float *dx, tfc_status *st);
 
 /* Conv2DBackpropFilter of the forward convolution g (same conditions on g):
  *   df[kh, kw, ci, co] = sum_{n, oh, ow} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] dy[n, oh, ow, co]
