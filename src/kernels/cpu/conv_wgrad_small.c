@@ -32,6 +32,12 @@
 typedef float wv __attribute__((vector_size(64)));
 typedef float wvu __attribute__((vector_size(64), aligned(4), may_alias));
 
+typedef float v4 __attribute__((vector_size(16)));
+typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
+typedef int v4i __attribute__((vector_size(16)));
+#define LOAD4(p) ((v4)(*(const v4u *)(p)))
+#define STORE4(p, x) (*(v4u *)(p) = (x))
+
 static bool enabled(void) {
     static _Atomic int state; /* 0: not read, 1: on, 2: off (TFC_CONV_WINOGRAD=0, as conv_winograd.c) */
     int s = state;
@@ -59,7 +65,7 @@ typedef struct {
 } ws_job;
 
 /* V[t][ci][p] of the tiles of tile rows [r0, r1): B^T d B of each tile's 4x4 input patch, zero outside x. */
-static void input_xform(const ws_job *j, int64_t r0, int64_t r1, float *v) {
+TFC_SIMD_CLONES static void input_xform(const ws_job *j, int64_t r0, int64_t r1, float *v) {
     const int64_t C = j->c, W = j->w;
     for (int64_t r = r0; r < r1; r++) {
         const int64_t n = r / j->th, ih0 = r % j->th * 2 - j->pt;
@@ -70,6 +76,19 @@ static void input_xform(const ws_job *j, int64_t r0, int64_t r1, float *v) {
         for (int64_t t = 0; t < j->tw; t++) {
             const int64_t iw0 = t * 2 - j->pl;
             const bool inside = rows_in && iw0 >= 0 && iw0 + 4 <= W; /* the whole patch in x */
+            if (inside && C == 1) { /* a patch row is 4 contiguous floats: B^T and B in 4-lane vectors */
+                float *o = v + ((r - r0) * j->tw + t) * PTS;
+                const v4 d0 = LOAD4(row[0] + iw0), d1 = LOAD4(row[1] + iw0), d2 = LOAD4(row[2] + iw0),
+                         d3 = LOAD4(row[3] + iw0);
+                const v4 c[4] = {d0 - d2, d1 + d2, d2 - d1, d1 - d3}; /* c[a][b]: B^T row a, patch column b */
+                const v4i lo = {0, 1, 2, 1}, hi = {2, 2, 1, 3};
+                const v4 sign = {-1.0f, 1.0f, -1.0f, -1.0f};
+                for (int a = 0; a < 4; a++) { /* (c0 - c2, c1 + c2, c2 - c1, c1 - c3) */
+                    const v4 va = __builtin_shuffle(c[a], lo) + __builtin_shuffle(c[a], hi) * sign;
+                    STORE4(o + 4 * a, va);
+                }
+                continue;
+            }
             for (int64_t ci = 0; ci < C; ci++) {
                 float cb[4][4]; /* cb[b]: B^T of patch column b (rows combined) */
                 for (int b = 0; b < 4; b++) {
