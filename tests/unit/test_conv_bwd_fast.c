@@ -136,9 +136,13 @@ static void test_dispatch(void) {
     if (env && !strcmp(env, "0")) return; /* switched off */
     tfc_conv_geom g = geom(128, 28, 28, 1, 32, 0, 0, 0, 0);
     CHECK(tfc_conv_wgrad_small_ok(&g));
-    g = geom(8, 32, 32, 3, 16, 1, 1, 1, 1);
+    g = geom(1, 5, 7, 1, 3, 1, 1, 1, 1); /* one input channel: always */
     CHECK(tfc_conv_wgrad_small_ok(&g));
-    g = geom(8, 32, 32, 5, 16, 1, 1, 1, 1); /* 5 channels: the GEMM paths */
+    g = geom(8, 32, 32, 2, 32, 1, 1, 1, 1);
+    CHECK(tfc_conv_wgrad_small_ok(&g));
+    g = geom(8, 32, 32, 2, 31, 1, 1, 1, 1); /* two with few output channels, three or more: the GEMM paths */
+    CHECK(!tfc_conv_wgrad_small_ok(&g));
+    g = geom(8, 32, 32, 3, 64, 1, 1, 1, 1);
     CHECK(!tfc_conv_wgrad_small_ok(&g));
     g = geom(8, 32, 32, 1, 16, 1, 1, 1, 1);
     g.dil_h = 2;

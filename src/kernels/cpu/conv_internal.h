@@ -62,7 +62,7 @@ bool tfc_conv2d_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, con
  *   df[kh, kw, ci, co] = sum_{n, oh, ow} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] dy[n, oh, ow, co]
  * x [batch, in_h, in_w, in_c], dy [batch, out_h, out_w, out_c], df [3, 3, in_c, out_c] (overwritten); pixels
  * outside x are zero; any padding. _ok: whether the Conv2DBackpropFilter kernel takes it for g (such a
- * geometry, and TFC_CONV_WINOGRAD is not 0). The run: false with st set when g is not such a convolution
+ * geometry with 1 input channel, or 2 and at least 32 output channels, and TFC_CONV_WINOGRAD is not 0). The run: false with st set when g is not such a convolution
  * (UNIMPLEMENTED) or its scratch cannot be allocated (RESOURCE_EXHAUSTED), df then unspecified. */
 bool tfc_conv_wgrad_small_ok(const tfc_conv_geom *g);
 bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
