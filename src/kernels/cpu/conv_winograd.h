@@ -16,10 +16,11 @@
  * implicit-GEMM path (tfc_conv_winograd_fwd_ok); Conv2DBackpropInput of such a convolution is the same
  * computation on the output gradient, with the filter rotated by 180 degrees and its channel dims
  * swapped, and "full" padding (2 - pad), or, where dy has clearly fewer 2x2 tiles than dx ("VALID"), the
- * adjoint of the forward transforms over dy's tiles. Conv2DBackpropFilter sums, per transform point, the products of
- * the input tiles' B^T d B and the output gradient tiles' A dY A^T over all tiles (16 GEMMs [in_c, tiles] x
- * [tiles, out_c]) and brings them back to 3x3 with G^T . G; it is used for even output sizes (or large
- * odd ones), where it measured faster (tfc_conv_winograd_bwd_filter_ok). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
+ * adjoint of the forward transforms over dy's tiles. Conv2DBackpropFilter sums, per transform point, the
+ * products of the input tiles' B^T d B and the output gradient tiles' A dY A^T over all tiles (16 GEMMs
+ * [in_c, tiles] x [tiles, out_c], or their transposes) and brings them back to 3x3 with G^T . G; it is used
+ * where a cost model fitted to measurements expects it faster (tfc_conv_winograd_bwd_filter_ok: enough
+ * channels for the transforms to pay). TFC_CONV_WINOGRAD=0 in the environment turns the path off (read
  * once), for comparisons; TFC_CONV_IM2COL=1 (im2col for every convolution) bypasses it too. */
 #ifndef TFC_KERNELS_CPU_CONV_WINOGRAD_H
 #define TFC_KERNELS_CPU_CONV_WINOGRAD_H
