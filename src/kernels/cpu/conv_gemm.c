@@ -164,9 +164,10 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
     return ok;
 }
 
-/* The filter gradient on the Winograd path where it applies (tfc_conv_winograd_bwd_filter_ok), else with each
- * pixel's receptive field read from the (padded) input (row tiles lie within
- * one filter row of kw * c floats; 4-row tiles for a one-channel image's 3). */
+/* The filter gradient of a 3x3 stride-1 convolution of a one- or two-channel image on the small-channel
+ * Winograd kernel (conv_wgrad_small.c, tfc_conv_wgrad_small_ok), else on the Winograd path where it applies
+ * (tfc_conv_winograd_bwd_filter_ok), else with each pixel's receptive field read from the (padded) input
+ * (row tiles lie within one filter row of kw * c floats; 4-row tiles for a one-channel image's 3). */
 static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
                                     float *df) {
     if (!implicit_enabled()) return false;
