@@ -12,7 +12,7 @@
  * GEMM, on 4-row tiles for a 3-value filter row, 48). dy, the large operand (128x26x26x32 floats: 11 MB),
  * is read once.
  *
- * Work: tile rows (n, 2x2-tile row) split into one contiguous range per unit (at most 2 per thread), each
+ * Work: tile rows (n, 2x2-tile row) split into one contiguous range per unit (at most 4 per thread), each
  * unit accumulating its own M; the units' M are summed in unit order (the same result for the same thread
  * count), then G^T M G. Within a unit, blocks of tile rows: V of the block's tiles first (V [t][ci][16]),
  * then per input channel and per 16 output channels one pass over the block's tiles. */
@@ -266,7 +266,7 @@ bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, co
     const int threads = tfc_threadpool_size(pool);
     /* 4 * 9 * c * co multiply-adds per tile (the direct sum's count, for the pool's cost model) */
     const double work = (double)j.rows * (double)j.tw * 36.0 * (double)(j.c * j.co);
-    j.units = threads <= 1 || work < 2e6 ? 1 : (j.rows < 2 * threads ? j.rows : 2 * threads);
+    j.units = threads <= 1 || work < 2e6 ? 1 : (j.rows < 4 * threads ? j.rows : 4 * threads);
     j.block_rows = (BLOCK_TILES + j.tw - 1) / j.tw;
     const size_t acc_floats = (size_t)(j.units * j.c * PTS * j.co), v_floats = (size_t)(j.units * j.block_rows * j.tw * j.c * PTS);
     const size_t bytes = (acc_floats + v_floats) * sizeof(float);

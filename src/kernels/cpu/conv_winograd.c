@@ -635,7 +635,8 @@ bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geo
  * With "VALID" padding the output has fewer tiles than the input (11x11 from 13x13: 36 tiles per image
  * against 49 for the rotated-filter form above, whose tiles cover dx), so 0.73 of its products. The 4x4
  * patches overlap, so tiles of one image run in order on one thread: units are ranges of whole images, each
- * adding into its own images of dx (zeroed first) in tile order (the same result for any thread count). */
+ * adding into its own images of dx (zeroed first) in tile order (the same result for any thread count, and
+ * whichever thread's scratch slot it runs in). */
 typedef struct {
     wino_job w;
     const float *ut;  /* U transposed per point: [16][co][c] */
@@ -688,13 +689,14 @@ TFC_SIMD_CLONES static void adj_output_block(const bi_job *bj, int64_t q0, int64
 }
 
 static void bi_units(void *arg, int64_t b, int64_t e) {
-    const bi_job *bj = arg;
-    const wino_job *j = &bj->w;
+    bi_job *bj = arg;
+    wino_job *j = &bj->w;
     const int64_t C = j->c, CO = j->co, tpi = j->th * j->tw;
+    const int slot = take_slot(j);
+    float *d = j->scratch + (size_t)slot * j->slot_floats, *z = d + bj->z_off, *ws = d + j->ws_off;
+    const float *zeros = d + j->zero_off;
+    float *dump = d + j->dump_off;
     for (int64_t u = b; u < e; u++) {
-        float *d = j->scratch + (size_t)u * j->slot_floats, *z = d + bj->z_off, *ws = d + j->ws_off;
-        const float *zeros = d + j->zero_off;
-        float *dump = d + j->dump_off;
         const int64_t t0 = j->n * u / bj->units * tpi, t1 = j->n * (u + 1) / bj->units * tpi;
         for (int64_t q0 = t0; q0 < t1; q0 += j->T) {
             const int64_t nt = t1 - q0 < j->T ? t1 - q0 : j->T;
@@ -708,6 +710,7 @@ static void bi_units(void *arg, int64_t b, int64_t e) {
             adj_output_block(bj, q0, nt, z, dump);
         }
     }
+    atomic_store(&j->busy[slot], 0);
 }
 
 bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy,
@@ -727,7 +730,10 @@ bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_
     const int threads = tfc_threadpool_size(pool);
     const int64_t T = block_tiles(j, 1); /* (units are images: no finer split for threads) */
     j->T = T;
-    bj.units = j->n < threads ? j->n : threads;
+    /* up to 4 units per thread, so that a thread slowed by other load does not hold the others up; one
+     * scratch slot per running thread */
+    bj.units = j->n < 4 * threads ? j->n : 4 * threads;
+    j->n_slots = bj.units < threads ? (int)bj.units : threads;
     const tfc_gemm_args probe = {.m = T, .n = j->c, .k = j->co};
     /* D [16][T][co] as the filter gradient's, Z [16][T][c] in V's layout */
     j->mps = T * j->co, j->mts = j->co, j->vps = T * j->c, j->vts = j->c;
@@ -737,13 +743,17 @@ bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_
     j->dump_off = j->zero_off + round16((size_t)(j->c > j->co ? j->c : j->co));
     j->slot_floats = j->dump_off + round16((size_t)j->c);
     const size_t u_floats = round16((size_t)(PTS * j->c * j->co));
-    const size_t floats = 2 * u_floats + (size_t)bj.units * j->slot_floats, bytes = floats * sizeof(float);
-    float *buf = tfc_aligned_alloc(bytes);
+    const size_t floats = 2 * u_floats + (size_t)j->n_slots * j->slot_floats;
+    const size_t bytes = floats * sizeof(float) + (size_t)j->n_slots * sizeof(_Atomic int);
+    char *buf = tfc_aligned_alloc(bytes);
     if (!buf) return tfc_status_oom(st, "Conv2DBackpropInput Winograd scratch", bytes);
-    float *u = buf, *ut = buf + u_floats;
+    float *u = (float *)buf, *ut = u + u_floats;
     j->scratch = ut + u_floats;
-    for (int64_t s = 0; s < bj.units; s++)
+    j->busy = (_Atomic int *)(buf + floats * sizeof(float));
+    for (int s = 0; s < j->n_slots; s++) {
+        atomic_init(&j->busy[s], 0);
         memset(j->scratch + (size_t)s * j->slot_floats + j->zero_off, 0, (size_t)(j->dump_off - j->zero_off) * sizeof(float));
+    }
     filter_job fj = {f, false, j->c, j->co, u};
     tfc_parallel_for(pool, j->c, 16 * j->co, filter_rows, &fj);
     tfc_conv_transpose(pool, u, ut, PTS, j->c, j->co, sizeof(float)); /* [16][c][co] -> [16][co][c] */
