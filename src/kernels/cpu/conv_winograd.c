@@ -732,7 +732,7 @@ bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_
     j->T = T;
     /* up to 4 units per thread, so that a thread slowed by other load does not hold the others up; one
      * scratch slot per running thread */
-    bj.units = j->n < 4 * threads ? j->n : 4 * threads;
+    bj.units = threads == 1 ? 1 : j->n < 4 * threads ? j->n : 4 * threads;
     j->n_slots = bj.units < threads ? (int)bj.units : threads;
     const tfc_gemm_args probe = {.m = T, .n = j->c, .k = j->co};
     /* D [16][T][co] as the filter gradient's, Z [16][T][c] in V's layout */
