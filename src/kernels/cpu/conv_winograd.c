@@ -635,8 +635,8 @@ bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geo
  * With "VALID" padding the output has fewer tiles than the input (11x11 from 13x13: 36 tiles per image
  * against 49 for the rotated-filter form above, whose tiles cover dx), so 0.73 of its products. The 4x4
  * patches overlap, so tiles of one image run in order on one thread: units are ranges of whole images, each
- * adding into its own images of dx (zeroed first) in tile order (the same result for any thread count, and
- * whichever thread's scratch slot it runs in). */
+ * adding into its own images of dx (zeroed first) in tile order (so the same result on every run, whichever
+ * thread's scratch slot a unit runs in). */
 typedef struct {
     wino_job w;
     const float *ut;  /* U transposed per point: [16][co][c] */
