@@ -242,8 +242,14 @@ static inline __attribute__((always_inline)) float act_s(float v, bool relu) {
     return !relu || v > 0 || v != v ? v : 0.0f;
 }
 
+/* The same on vectors, in integer shifts and masks of the bits: GCC 12 scalarises the vector comparisons
+ * ((v > 0) | (v != v)) in the AVX-512 clone (mask registers to int vectors), which measured 20% of a batch-1
+ * CNN inference. Sign bit clear: v >= +0, kept. Set: -0 or negative (-> +0) unless NaN (|bits| above
+ * infinity's). Each arithmetic shift by 31 turns a sign into an all-ones or all-zeros lane mask. */
 static inline __attribute__((always_inline)) wv act_v(wv v, bool relu) {
-    return relu ? (wv)((wvi)v & ((v > 0) | (v != v))) : v;
+    if (!relu) return v;
+    const wvi b = (wvi)v, neg = b >> 31, nan = (0x7f800000 - (b & 0x7fffffff)) >> 31;
+    return (wv)(b & (~neg | nan));
 }
 
 #define OUTPUT_XFORM(TYPE, LOAD, STORE, ACT)                                                                  \
