@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemv.h"
 
 /* ---- which kernels ---- */
 static const tfc_gemm_isa blas_isa = {.name = "blas"}; /* every product through cblas_sgemm */
@@ -230,8 +231,12 @@ static void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
         if (ep) tfc_epilogue_f32(ep, c, m, n, ldc, 0);
         return;
     }
-    gemm_job j = {.isa = isa, .g = g};
     const double macs = (double)m * (double)n * (double)k;
+    if (m == 1 && macs < GEMM_PARALLEL_MIN_MACS) { /* one row on one thread: B read in place (gemv.h) */
+        tfc_sgemv_row(trans_b, n, k, alpha, a, trans_a ? lda : 1, b, ldb, beta, c, ep);
+        return;
+    }
+    gemm_job j = {.isa = isa, .g = g};
     int T = macs < GEMM_PARALLEL_MIN_MACS ? 1 : tfc_threadpool_size(pool);
     plan(&j, T);
     const int64_t units = j.um * j.un * j.uk;
