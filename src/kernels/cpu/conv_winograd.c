@@ -357,7 +357,10 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, bool
             for (int64_t o = 0; o < j->co; o++) j->y[q * j->co + o] = act_s(j->bias ? j->bias[o] : 0.0f, j->relu);
         return true;
     }
-    const int threads = tfc_threadpool_size(pool);
+    /* Below about 2M multiply-adds (one 11x11x32 -> 64 image: 1.2M, 6 microseconds) waking the pool costs
+     * more than it saves (a batch-1 CNN inference ran 25% slower on 2 threads than on 1): one thread. */
+    const double macs = (double)j->tiles * PTS * (double)j->c * (double)j->co;
+    const int threads = macs < 2097152.0 ? 1 : tfc_threadpool_size(pool);
     const int64_t T = block_tiles(j, threads);
     j->T = T;
     const int64_t blocks = (j->tiles + T - 1) / T;
