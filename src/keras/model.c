@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "eager/context_internal.h"
+#include "keras/layers/conv2d_pool.h"
 #include "keras/model_internal.h"
 #include "tfc/ops/array.h"
 
@@ -379,6 +381,28 @@ static bool is_one_of(tfc_tensor *t, tfc_tensor *const *v, int n) {
     return false;
 }
 
+/* The plan node that may run fused with node p as one inference op (tfc_conv2d_max_pool_infer), or -1: no
+ * tape records, p takes and gives one tensor, and exactly one node reads its output, a later one that also
+ * takes and gives one tensor, while no model output is p's output. */
+static int fusable_reader(const tfc_model_impl *impl, const tfc_ctx *ctx, int p) {
+    const tfc_plan_node *a = &impl->plan[p];
+    if (ctx->n_tapes || a->is_input || a->node->n_in != 1 || a->node->n_out != 1) return -1;
+    const int s = a->out_slot[0];
+    int reader = -1;
+    for (int q = 0; q < impl->n_plan; q++) {
+        if (impl->plan[q].is_input) continue;
+        for (int i = 0; i < impl->plan[q].node->n_in; i++)
+            if (impl->plan[q].in_slot[i] == s) {
+                if (reader >= 0 || q <= p) return -1;
+                reader = q;
+            }
+    }
+    for (int i = 0; i < impl->m.n_outputs; i++)
+        if (impl->out_slots[i] == s) return -1;
+    if (reader < 0 || impl->plan[reader].node->n_in != 1 || impl->plan[reader].node->n_out != 1) return -1;
+    return reader;
+}
+
 static bool run_plan(tfc_model_impl *impl, tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out,
                      int n_out, bool training, tfc_status *st) {
     tfc_model *m = &impl->m;
@@ -390,7 +414,11 @@ static bool run_plan(tfc_model_impl *impl, tfc_ctx *ctx, tfc_tensor *const *in, 
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Model \"%s\" has %d output(s), but %d were requested", l->name,
                               m->n_outputs, n_out);
     tfc_tensor **vals = tfc_calloc((size_t)(impl->n_slots ? impl->n_slots : 1), sizeof *vals);
-    if (!vals) return tfc_status_oom(st, "model call", 0);
+    bool *done = vals ? tfc_calloc((size_t)(impl->n_plan ? impl->n_plan : 1), sizeof *done) : NULL; /* (fused) */
+    if (!done) {
+        tfc_free(vals);
+        return tfc_status_oom(st, "model call", 0);
+    }
     bool ok = true;
     for (int i = 0; i < n_in && ok; i++) {
         tfc_tensor *t = in[i];
@@ -403,10 +431,21 @@ static bool run_plan(tfc_model_impl *impl, tfc_ctx *ctx, tfc_tensor *const *in, 
     }
     for (int p = 0; p < impl->n_plan && ok; p++) {
         const tfc_plan_node *pn = &impl->plan[p];
-        if (pn->is_input) continue;
+        if (pn->is_input || done[p]) continue;
         tfc_knode *node = pn->node;
         tfc_tensor *xin[TFC_KERAS_MAX_IO], *xout[TFC_KERAS_MAX_IO];
         for (int j = 0; j < node->n_in; j++) xin[j] = vals[pn->in_slot[j]];
+        const int q = training ? -1 : fusable_reader(impl, ctx, p);
+        if (q >= 0) { /* Conv2D -> MaxPooling2D as one op; the reader q is then done */
+            tfc_tensor *fy = NULL;
+            ok = tfc_conv2d_max_pool_infer(node->layer, impl->plan[q].node->layer, ctx, xin[0], &fy, st);
+            if (ok && fy) {
+                vals[impl->plan[q].out_slot[0]] = fy;
+                done[q] = true;
+                continue;
+            }
+            if (!ok) break;
+        }
         ok = tfc_layer_call(node->layer, ctx, xin, node->n_in, xout, node->n_out, training, st);
         for (int j = 0; j < node->n_out && ok; j++) vals[pn->out_slot[j]] = xout[j];
     }
@@ -418,6 +457,7 @@ static bool run_plan(tfc_model_impl *impl, tfc_ctx *ctx, tfc_tensor *const *in, 
         out[i] = t;
     }
     tfc_free(vals);
+    tfc_free(done);
     return ok;
 }
 

@@ -13,6 +13,7 @@
     TFC_OP_FAMILY(nn) \
     TFC_OP_FAMILY(conv) \
     TFC_OP_FAMILY(fused) \
+    TFC_OP_FAMILY(fused_pool) \
     TFC_OP_FAMILY(random) \
     TFC_OP_FAMILY(resource) \
     TFC_OP_FAMILY(training) \

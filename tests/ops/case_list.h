@@ -8,6 +8,7 @@
     OP_CASE_FAMILY(nn) \
     OP_CASE_FAMILY(conv) \
     OP_CASE_FAMILY(fused) \
+    OP_CASE_FAMILY(fused_pool) \
     OP_CASE_FAMILY(random) \
     OP_CASE_FAMILY(resource) \
     OP_CASE_FAMILY(training) \

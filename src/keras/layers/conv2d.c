@@ -3,7 +3,10 @@
  * (Keras's squeeze_batch_dims). kernel [kh, kw, in / groups, filters], bias [filters]. */
 #include <string.h>
 
+#include "eager/context_internal.h"
+#include "keras/layers/conv2d_pool.h"
 #include "keras/layers/conv_utils.h"
+#include "keras/layers/pooling2d.h"
 #include "tfc/ops/conv.h"
 
 typedef struct {
@@ -284,4 +287,51 @@ tfc_layer *tfc_keras_from_config_conv2d(const cJSON *cfg, tfc_status *st) {
     tfc_layer *l = tfc_layers_conv2d_new(&o);
     if (!l) tfc_status_oom(st, "Conv2D", sizeof(conv2d));
     return l;
+}
+
+/* ---- inference fused with a following MaxPooling2D (conv2d_pool.h) ---- */
+bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
+                               tfc_status *st) {
+    *y = NULL;
+    if (l->cls != &conv2d_class || !pl->cls || strcmp(pl->cls->class_name, "MaxPooling2D")) return true;
+    conv2d *c = (conv2d *)l;
+    const tfc_pooling2d *p = (const tfc_pooling2d *)pl;
+    if (!l->built || !pl->built || l->has_activity_reg || pl->has_activity_reg || channels_first(c) || !c->use_bias ||
+        c->groups != 1 || strcmp(p->op, "MaxPool") || strcmp(p->data_format, "channels_last") || l->dtype != TFC_FLOAT ||
+        tfc_tensor_dtype(x) != TFC_FLOAT || tfc_tensor_rank(x) != 4)
+        return true;
+    const char *act = tfc_activation_fused_op(c->activation);
+    if (!act) return true;
+    /* the checks the layer calls make; any failure takes the layer-by-layer path, which reports it */
+    tfc_status probe = TFC_STATUS_INIT;
+    tfc_shape xs = *tfc_tensor_shape(x), cs, ps;
+    int no = 1, no2 = 1;
+    if (!tfc_layer_check_inputs(l, &xs, 1, &probe) || !conv2d_output_shape(l, &xs, 1, &cs, &no, &probe) ||
+        !tfc_layer_check_inputs(pl, &cs, 1, &probe) || !tfc_pooling2d_output_shape(pl, &cs, 1, &ps, &no2, &probe))
+        return true;
+    if (!tfc_scope_begin(ctx, st)) return false;
+    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st), *b = k ? tfc_variable_read(ctx, c->bias, st) : NULL;
+    tfc_tensor *out = NULL;
+    if (b) {
+        int64_t strides[4] = {1, c->strides[0], c->strides[1], 1}, dil[4] = {1, c->dilation_rate[0], c->dilation_rate[1], 1};
+        int64_t ks[4] = {1, p->pool_size[0], p->pool_size[1], 1}, pst[4] = {1, p->strides[0], p->strides[1], 1};
+        tfc_attr at[12];
+        const char *ops[2];
+        int na = 0;
+        at[na++] = TFC_ATTR_INTS("strides", strides, 4);
+        at[na++] = TFC_ATTR_S("padding", !strcmp(c->padding, "same") ? "SAME" : "VALID");
+        at[na++] = TFC_ATTR_INTS("dilations", dil, 4);
+        na = tfc_activation_fused_attrs(act, ops, at, na);
+        at[na++] = TFC_ATTR_INTS("ksize", ks, 4);
+        at[na++] = TFC_ATTR_INTS("pool_strides", pst, 4);
+        at[na++] = TFC_ATTR_S("pool_padding", !strcmp(p->padding, "same") ? "SAME" : "VALID");
+        out = tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, k, b}, 3, at, na, st);
+    }
+    if (!out) {
+        tfc_scope_end(ctx);
+        return false;
+    }
+    if (!tfc_scope_end_keep(ctx, &out, 1, st)) return false;
+    *y = out;
+    return true;
 }

@@ -11,6 +11,7 @@
     TFC_KERNEL_FAMILY(nn) \
     TFC_KERNEL_FAMILY(conv) \
     TFC_KERNEL_FAMILY(fused) \
+    TFC_KERNEL_FAMILY(fused_pool) \
     TFC_KERNEL_FAMILY(random) \
     TFC_KERNEL_FAMILY(resource) \
     TFC_KERNEL_FAMILY(training) \

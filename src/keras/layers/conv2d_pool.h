@@ -1,0 +1,17 @@
+/* Internal: inference of a Conv2D layer followed by a MaxPooling2D layer as one op (_TfcFusedConv2DMaxPool,
+ * src/ops/fused_pool_ops.h), for model calls with training=false (src/keras/model.c). */
+#ifndef TFC_KERAS_LAYERS_CONV2D_POOL_H
+#define TFC_KERAS_LAYERS_CONV2D_POOL_H
+
+#include "keras/keras_internal.h"
+
+/* pool(conv(x)) in one op when that gives the layers' result: conv a built Conv2D (channels_last, one group,
+ * with a bias, an activation _FusedConv2D has), pool a built MaxPooling2D (channels_last), neither with an
+ * activity regularizer, x float32 of rank 4 that passes both layers' input checks. Then *y is the output
+ * (owned by the caller's scope, as tfc_layer_call's). Otherwise *y is NULL and nothing ran: the caller calls
+ * the layers one by one (which also reports any bad input). False only on an error of the fused op. The
+ * caller makes sure no tape records (the op has no gradient) and that nothing else reads conv's output. */
+bool tfc_conv2d_max_pool_infer(tfc_layer *conv, tfc_layer *pool, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
+                               tfc_status *st);
+
+#endif

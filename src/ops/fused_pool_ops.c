@@ -1,0 +1,94 @@
+/* _TfcFusedConv2DMaxPool (see fused_pool_ops.h): not a TensorFlow op; tfc's own inference fusion, named with
+ * the _Tfc prefix so it cannot be taken for one. The convolution's attrs are _FusedConv2D's (NHWC only, no
+ * EXPLICIT padding), the pool's are MaxPool's under the names ksize, pool_strides and pool_padding. */
+#include <string.h>
+
+#include "ops/fused_ops.h"
+#include "ops/fused_pool_ops.h"
+#include "ops/op_util.h"
+
+/* One spatial dim of the pool, as TensorFlow's GetWindowedOutputSize: VALID out = (in - k) / s + 1 (an error
+ * when in < k), SAME out = ceil(in / s) with the padding split evenly, the odd cell at the end. */
+static bool pool_dim(const char *op, const char *what, int64_t in, int64_t k, int64_t s, bool same, int64_t *out,
+                     int64_t *pad_before, int64_t *pad_after, tfc_status *st) {
+    if (same) {
+        *out = (in + s - 1) / s;
+        int64_t total = (*out - 1) * s + k - in;
+        if (total < 0) total = 0;
+        *pad_before = total / 2;
+        *pad_after = total - total / 2;
+        return true;
+    }
+    if (in < k)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: computed output size would be negative: pool window %s %lld is larger than the "
+                              "convolution's output %s %lld (pool_padding VALID)",
+                              op, what, (long long)k, what, (long long)in);
+    *out = (in - k) / s + 1;
+    *pad_before = *pad_after = 0;
+    return true;
+}
+
+bool tfc_conv_pool_geom(const char *op, const tfc_attrs *attrs, const int64_t in_dims[4], const int64_t f_dims[4],
+                        tfc_conv_geom *conv, tfc_conv_geom *pool, tfc_status *st) {
+    if (!tfc_conv_geom_init(op, TFC_CONV_2D, attrs, in_dims, f_dims, conv, st)) return false;
+    int nk = 0, ns = 0;
+    const int64_t *ks = tfc_attrs_ints(attrs, "ksize", &nk), *ps = tfc_attrs_ints(attrs, "pool_strides", &ns);
+    if (nk != 4 || ns != 4)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "%s: ksize and pool_strides must have 4 elements each, got %d and %d", op, nk, ns);
+    for (int i = 0; i < 4; i++)
+        if (ks[i] <= 0 || ps[i] <= 0)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                  "%s: ksize and pool_strides must be positive, got ksize [%lld, %lld, %lld, %lld], "
+                                  "pool_strides [%lld, %lld, %lld, %lld]",
+                                  op, (long long)ks[0], (long long)ks[1], (long long)ks[2], (long long)ks[3],
+                                  (long long)ps[0], (long long)ps[1], (long long)ps[2], (long long)ps[3]);
+    if (ks[0] != 1 || ks[3] != 1 || ps[0] != 1 || ps[3] != 1)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED,
+                              "%s: pooling over the batch or depth dimension is not supported (ksize [%lld, ..., %lld], "
+                              "pool_strides [%lld, ..., %lld])",
+                              op, (long long)ks[0], (long long)ks[3], (long long)ps[0], (long long)ps[3]);
+    const bool same = !strcmp(tfc_attrs_string(attrs, "pool_padding", "VALID"), "SAME");
+    *pool = (tfc_conv_geom){.batch = conv->batch, .in_h = conv->out_h, .in_w = conv->out_w, .in_c = conv->out_c,
+                            .k_h = ks[1], .k_w = ks[2], .k_c = 1, .out_c = conv->out_c, .groups = 1, .mult = 1,
+                            .stride_h = ps[1], .stride_w = ps[2], .dil_h = 1, .dil_w = 1};
+    return pool_dim(op, "height", pool->in_h, pool->k_h, pool->stride_h, same, &pool->out_h, &pool->pad_top,
+                    &pool->pad_bottom, st) &&
+           pool_dim(op, "width", pool->in_w, pool->k_w, pool->stride_w, same, &pool->out_w, &pool->pad_left,
+                    &pool->pad_right, st);
+}
+
+static bool fused_conv_pool_shape(tfc_shape_ctx *c, tfc_status *st) {
+    const char *op = c->op->name;
+    tfc_fused_spec fs;
+    if (!tfc_fused_spec_read(op, c->attrs, &fs, st)) return false;
+    if (!tfc_check_rank(c, 0, 4, "input", st) || !tfc_check_rank(c, 1, 4, "filter", st) ||
+        !tfc_check_rank(c, 2, 1, "bias", st))
+        return false;
+    const tfc_shape *x = &c->in_shapes[0], *f = &c->in_shapes[1], *b = &c->in_shapes[2];
+    if (f->rank == 4 && b->rank == 1 && f->dims[3] >= 0 && b->dims[0] >= 0 && f->dims[3] != b->dims[0])
+        return TFC_OP_ERR(c, st, "the bias must have one value per output channel (%lld), got shape %s",
+                          (long long)f->dims[3], SHP(b));
+    tfc_shape out = {.rank = 4, .dims = {-1, -1, -1, -1}};
+    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+        tfc_conv_geom cg, pg;
+        if (!tfc_conv_pool_geom(op, c->attrs, x->dims, f->dims, &cg, &pg, st)) return false;
+        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, out.dims);
+        if (!tfc_check_out_shape(c, &out, st)) return false;
+    }
+    tfc_set_out(c, 0, &out);
+    return true;
+}
+
+const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool = {
+    .name = "_TfcFusedConv2DMaxPool",
+    .inputs = "input: T, filter: T, bias: T",
+    .outputs = "output: T",
+    .attrs = "T: {float, double}, strides: list(int), padding: {'SAME', 'VALID'}, dilations: list(int) = [1, 1, 1, 1], "
+             "num_args: int = 1, fused_ops: list(string) = [], leakyrelu_alpha: float = 0.2, ksize: list(int), "
+             "pool_strides: list(int), pool_padding: {'SAME', 'VALID'}",
+    .shape = fused_conv_pool_shape,
+};
+
+const tfc_op_def *const tfc_ops_fused_pool[] = {&tfc_op_def_tfc_fused_conv2d_max_pool, NULL};

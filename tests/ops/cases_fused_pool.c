@@ -1,0 +1,96 @@
+/* Op test cases: _TfcFusedConv2DMaxPool (src/ops/fused_pool_ops.c), tfc's inference fusion of _FusedConv2D
+ * and MaxPool, against its float64 run (OpenBLAS convolution, scalar pool). Shapes reach each convolution
+ * path under it (Winograd, implicit GEMM for one input channel, im2col for width dilation, the whole-input
+ * GEMM), every activation, VALID pools that drop a last odd row and column, SAME and overlapping windows,
+ * strided convolutions, batches cut into several slices (large images per example), and an empty batch. */
+#include "op_test.h"
+
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+#define I4(...) ((const int64_t[]){__VA_ARGS__})
+#define STRIDES(...) TFC_ATTR_INTS("strides", I4(__VA_ARGS__), 4)
+#define DIL(...) TFC_ATTR_INTS("dilations", I4(__VA_ARGS__), 4)
+#define PAD(p) TFC_ATTR_S("padding", p)
+#define S1 STRIDES(1, 1, 1, 1)
+#define KS(h, w) TFC_ATTR_INTS("ksize", I4(1, h, w, 1), 4)
+#define PS(h, w) TFC_ATTR_INTS("pool_strides", I4(1, h, w, 1), 4)
+#define PPAD(p) TFC_ATTR_S("pool_padding", p)
+#define P22 KS(2, 2), PS(2, 2), PPAD("VALID")
+#define ALPHA(a) TFC_ATTR_F("leakyrelu_alpha", a)
+#define OPS(...)                                                                                              \
+    ((tfc_attr){.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING,                                            \
+                .n = (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *)),                 \
+                .v.strs = (const char *const[]){__VA_ARGS__}})
+#define BIAS OPS("BiasAdd")
+#define RELU OPS("BiasAdd", "Relu")
+#define IN_R(r, lo_, hi_, ...) {.rank = (r), .dims = {__VA_ARGS__}, .lo = (lo_), .hi = (hi_)}
+#define B(n) IN_R(1, -1, 1, n)
+
+#define OP "_TfcFusedConv2DMaxPool"
+
+const op_case op_cases_fused_pool[] = {
+    {OP, "demo CNN layer 1: 28x28x1 -> 32, ReLU, 2x2 pool", 3, {IN_T(4, 2, 28, 28, 1), IN_T(4, 3, 3, 1, 32), B(32)}, 6,
+     {S1, PAD("VALID"), RELU, P22}},
+    {OP, "demo CNN layer 2 (Winograd): 13x13x32 -> 64, odd 11x11 output", 3,
+     {IN_T(4, 3, 13, 13, 32), IN_T(4, 3, 3, 32, 64), B(64)}, 6, {S1, PAD("VALID"), RELU, P22}},
+    {OP, "Winograd SAME, 17 -> 20 channels, batch 1", 3, {IN_T(4, 1, 14, 15, 17), IN_T(4, 3, 3, 17, 20), B(20)}, 6,
+     {S1, PAD("SAME"), RELU, P22}},
+    {OP, "bias only, channels not a multiple of 16", 3, {IN_T(4, 2, 9, 8, 3), IN_T(4, 3, 2, 3, 13), B(13)}, 6,
+     {S1, PAD("SAME"), BIAS, P22}},
+    {OP, "Relu6 with outputs past 6", 3, {IN_R(4, -4, 4, 2, 6, 6, 4), IN_R(4, -1, 1, 3, 3, 4, 6), IN_R(1, -3, 3, 6)},
+     6, {S1, PAD("SAME"), OPS("BiasAdd", "Relu6"), P22}},
+    {OP, "Elu", 3, {IN_T(4, 2, 7, 6, 3), IN_T(4, 3, 3, 3, 5), B(5)}, 6, {S1, PAD("SAME"), OPS("BiasAdd", "Elu"), P22}},
+    {OP, "LeakyRelu slope -0.5", 3, {IN_T(4, 1, 6, 7, 2), IN_T(4, 2, 2, 2, 3), B(3)}, 7,
+     {S1, PAD("VALID"), OPS("BiasAdd", "LeakyRelu"), ALPHA(-0.5), P22}},
+    {OP, "SAME 3x3 pool, stride 2 (overlapping, clipped windows)", 3, {IN_T(4, 2, 9, 10, 4), IN_T(4, 3, 3, 4, 8), B(8)}, 6,
+     {S1, PAD("SAME"), RELU, KS(3, 3), PS(2, 2), PPAD("SAME")}},
+    {OP, "pool 3x2 stride (1, 2) VALID", 3, {IN_T(4, 2, 8, 9, 3), IN_T(4, 2, 2, 3, 4), B(4)}, 6,
+     {S1, PAD("VALID"), RELU, KS(3, 2), PS(1, 2), PPAD("VALID")}},
+    {OP, "conv stride 2 SAME", 3, {IN_T(4, 2, 11, 9, 3), IN_T(4, 3, 3, 3, 6), B(6)}, 6,
+     {STRIDES(1, 2, 2, 1), PAD("SAME"), RELU, P22}},
+    {OP, "width dilation 2 (im2col)", 3, {IN_T(4, 2, 9, 10, 2), IN_T(4, 2, 3, 2, 4), B(4)}, 7,
+     {S1, PAD("VALID"), DIL(1, 2, 2, 1), RELU, P22}},
+    {OP, "filter covers the input, 1x1 pool", 3, {IN_T(4, 3, 3, 4, 2), IN_T(4, 3, 4, 2, 5), B(5)}, 6,
+     {S1, PAD("VALID"), RELU, KS(1, 1), PS(1, 1), PPAD("VALID")}},
+    {OP, "several slices: 9 images of 24x24x32 outputs", 3, {IN_T(4, 9, 24, 24, 3), IN_T(4, 3, 3, 3, 32), B(32)}, 6,
+     {S1, PAD("SAME"), RELU, P22}},
+    {OP, "empty batch", 3, {IN_T(4, 0, 6, 6, 2), IN_T(4, 3, 3, 2, 4), B(4)}, 6, {S1, PAD("SAME"), RELU, P22}},
+    {0},
+};
+
+#define BAD(label_, code_, ins, n_attrs_, attrs_, ...) \
+    {OP, label_, 3, ins, n_attrs_, attrs_, .code = code_, .expect = {__VA_ARGS__, NULL}}
+#define INS(...) {__VA_ARGS__}
+#define ATTRS(...) {__VA_ARGS__}
+#define X IN_T(4, 2, 6, 6, 3)
+#define F IN_T(4, 3, 3, 3, 4)
+#define CONV_IN INS(X, F, B(4))
+#define INV TFC_INVALID_ARGUMENT
+#define UNIMPL TFC_UNIMPLEMENTED
+
+const bad_case bad_cases_fused_pool[] = {
+    BAD("input rank 3", INV, INS(IN_T(3, 6, 6, 3), F, B(4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP, "input"),
+    BAD("filter rank 3", INV, INS(X, IN_T(3, 3, 3, 3), B(4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP, "filter"),
+    BAD("bias rank 2", INV, INS(X, F, IN_T(2, 1, 4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP, "bias"),
+    BAD("bias length", INV, INS(X, F, B(5)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP, "bias", "4"),
+    BAD("channel mismatch", INV, INS(X, IN_T(4, 3, 3, 2, 4), B(4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP),
+    BAD("zero conv stride", INV, CONV_IN, 6, ATTRS(STRIDES(1, 0, 1, 1), PAD("SAME"), RELU, P22), OP, "strides"),
+    BAD("unsupported activation", UNIMPL, CONV_IN, 6, ATTRS(S1, PAD("SAME"), OPS("BiasAdd", "Sigmoid"), P22), OP,
+        "Sigmoid"),
+    BAD("ksize of 3 values", INV, CONV_IN, 6,
+        ATTRS(S1, PAD("SAME"), RELU, TFC_ATTR_INTS("ksize", I4(1, 2, 2), 3), PS(2, 2), PPAD("VALID")), OP, "ksize"),
+    BAD("zero pool stride", INV, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, KS(2, 2), PS(0, 2), PPAD("VALID")), OP,
+        "positive"),
+    BAD("pool over depth", UNIMPL, CONV_IN, 6,
+        ATTRS(S1, PAD("SAME"), RELU, TFC_ATTR_INTS("ksize", I4(1, 2, 2, 2), 4), PS(2, 2), PPAD("VALID")), OP, "depth"),
+    BAD("window past the conv output (VALID)", INV, CONV_IN, 6,
+        ATTRS(S1, PAD("VALID"), RELU, KS(5, 5), PS(1, 1), PPAD("VALID")), OP, "negative"),
+    BAD("EXPLICIT padding", INV, CONV_IN, 6, ATTRS(S1, PAD("EXPLICIT"), RELU, P22), OP, "padding"),
+    BAD("bad pool_padding", INV, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, KS(2, 2), PS(2, 2), PPAD("FULL")), OP,
+        "pool_padding"),
+    BAD("filter without output channels", INV, INS(X, IN_T(4, 3, 3, 3, 0), B(0)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP,
+        "zero elements"),
+    {OP, "int32 input", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV,
+     .expect = {OP, NULL}},
+    {0},
+};
