@@ -98,6 +98,10 @@ static void run_isa(const char *isa, tfc_threadpool *pool2, tfc_threadpool *pool
         {0, 1, 700, 288, 64}, {0, 0, 128, 10, 1600}, {1, 0, 1600, 10, 128}, {0, 1, 128, 1600, 10}, {0, 0, 521, 523, 541},
         {1, 1, 263, 601, 700}, {0, 0, 1, 1000, 700}, {0, 0, 1000, 1, 700},  {1, 0, 1, 1, 5000},    {0, 1, 33, 2100, 17},
         {1, 1, 40, 30, 5000},   {0, 0, 600, 300, 400},
+        /* one-row products (gemv.c): a Dense layer on one example, narrow and wide B, k past and below the
+         * 4-row unroll, B transposed, A a column */
+        {0, 0, 1, 10, 1600},    {0, 0, 1, 16, 3},      {0, 0, 1, 3, 2},       {0, 0, 1, 17, 9},       {0, 0, 1, 70, 33},
+        {0, 1, 1, 10, 1600},    {0, 1, 1, 7, 15},      {1, 0, 1, 13, 37},     {1, 1, 1, 9, 21},       {0, 0, 1, 130, 5},
     };
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0] && ok; s++)
         for (int p = 0; p < 3 && ok; p++)

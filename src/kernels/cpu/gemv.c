@@ -32,6 +32,29 @@ TFC_SIMD_CLONES static void rows_strip(int64_t w, int64_t k, const float *a, int
     for (int64_t j = 0; j < w; j++) c[j] = (acc[0][j] + acc[1][j]) + (acc[2][j] + acc[3][j]);
 }
 
+/* The same for w <= 16 columns (a Dense layer's 10 classes): each row of B is one 16-float vector load,
+ * reading past the row's w values into the next row (the extra lanes are dropped), so not for the rows whose
+ * 16 floats would end past B's last value, (k - 1) * ldb + w: those run as scalars. */
+typedef float v16 __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+
+TFC_SIMD_CLONES static void rows_narrow(int64_t w, int64_t k, const float *a, int64_t as, const float *b, int64_t ldb,
+                                        float *c) {
+    v16 acc[KU] = {{0}};
+    const int64_t end = (k - 1) * ldb + w; /* floats of B from b */
+    int64_t p = 0;
+    for (; p + KU <= k && (p + KU - 1) * ldb + 16 <= end; p += KU)
+        for (int u = 0; u < KU; u++) acc[u] += a[(p + u) * as] * *(const v16u *)(b + (p + u) * ldb);
+    float s[16];
+    const v16 t = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    memcpy(s, &t, sizeof s);
+    for (; p < k; p++) {
+        const float x = a[p * as];
+        for (int64_t j = 0; j < w; j++) s[j] += x * b[p * ldb + j];
+    }
+    memcpy(c, s, (size_t)w * sizeof(float));
+}
+
 /* sum_p a[p * as] b[p], b contiguous: DL lanes (fixed, so the compiler vectorises without reassociating). */
 TFC_SIMD_CLONES static float dot(int64_t k, const float *a, int64_t as, const float *restrict b) {
     float s[DL] = {0};
@@ -55,6 +78,7 @@ void tfc_sgemv_row(bool trans_b, int64_t n, int64_t k, float alpha, const float 
         const int64_t w = n - j0 < CW ? n - j0 : CW;
         if (trans_b)
             for (int64_t j = 0; j < w; j++) strip[j] = dot(k, a, as, b + (j0 + j) * ldb);
+        else if (w <= 16) rows_narrow(w, k, a, as, b + j0, ldb, strip);
         else rows_strip(w, k, a, as, b + j0, ldb, strip);
         for (int64_t j = 0; j < w; j++) /* beta 0 ignores C (NaN there does not propagate), as BLAS */
             c[j0 + j] = beta == 0.0f ? alpha * strip[j] : alpha * strip[j] + beta * c[j0 + j];
