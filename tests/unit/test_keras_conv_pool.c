@@ -7,7 +7,8 @@
  *    ops), bit for bit, with a counting kernel showing the fused op ran (once per Conv2D/MaxPooling2D pair);
  *    after set_weights and an assign_add on a kernel the fused result follows the new weights;
  *  - no fusion under a recording tape (the gradient is the unfused ops'), with training=true, or where
- *    the convolution's output is also read elsewhere (a Functional model). */
+ *    the convolution's output is also read elsewhere (a Functional model);
+ *  - Dense(softmax) for inference (_FusedMatMul with the bias, then Softmax) against MatMul, BiasAdd, Softmax. */
 #include "kernels/cpu/kernels.h"
 #include "keras/keras_internal.h"
 #include "tfc/keras.h"
@@ -220,6 +221,32 @@ static void functional_case(void) {
     tfc_ctx_free(ctx);
 }
 
+/* Dense with an activation _FusedMatMul lacks (softmax), called for inference: _FusedMatMul with the bias
+ * only, then the activation; the same bits as MatMul, BiasAdd, Softmax. */
+static void dense_softmax_case(int64_t batch, int64_t in, int64_t units) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
+    REQUIRE(ctx);
+    tfc_layer *l = tfc_layers_dense(.units = units, .activation = "softmax");
+    REQUIRE(l);
+    tfc_tensor *x = random_tensor((const int64_t[]){batch, in}, 2, 1.0f);
+    tfc_tensor *y0 = tfc_layer_call1(l, ctx, x, false, &st); /* builds */
+    tfc_variable *w[2];
+    REQUIRE(y0 && tfc_layer_weights(l, w, 2) == 2);
+    tfc_tensor *nb = random_tensor((const int64_t[]){units}, 1, 0.5f);
+    REQUIRE(tfc_variable_assign(ctx, w[1], nb, &st)); /* a zero bias would hide a missing one */
+    tfc_tensor *y = tfc_layer_call1(l, ctx, x, false, &st);
+    tfc_tensor *k = tfc_variable_read(ctx, w[0], &st), *b = tfc_variable_read(ctx, w[1], &st);
+    tfc_tensor *mm = tfc_emit(ctx, "MatMul", (tfc_tensor *[]){x, k}, 2, NULL, 0, &st);
+    tfc_tensor *ba = mm ? tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){mm, b}, 2, NULL, 0, &st) : NULL;
+    tfc_tensor *want = ba ? tfc_emit(ctx, "Softmax", &ba, 1, NULL, 0, &st) : NULL;
+    CHECK(y && want && same(y, want));
+    tfc_tensor *all[] = {x, y0, nb, y, k, b, mm, ba, want};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) tfc_tensor_unref(all[i]);
+    tfc_layer_unref(l);
+    tfc_ctx_free(ctx);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *init = tfc_ctx_new(NULL, &st); /* the registry, before the counting kernel replaces the op's */
@@ -232,6 +259,8 @@ int main(void) {
     keras_cases(1);
     keras_cases(2);
     functional_case();
+    dense_softmax_case(1, 1600, 10);
+    dense_softmax_case(7, 33, 12);
     REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPool", "CPU", orig_fused, &st));
     tfc_ctx_free(init);
     TEST_MAIN_END();

@@ -74,6 +74,10 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
     const char *fused = d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
                             ? tfc_activation_fused_op(d->activation)
                             : NULL;
+    /* inference with another activation (softmax): the bias in the product's epilogue all the same, then the
+     * activation (one op fewer per call; training keeps MatMul + BiasAdd, whose gradients it was tuned on) */
+    const bool bias_only = !fused && !training && d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT;
+    if (bias_only) fused = "";
     tfc_tensor *b = NULL;
     tfc_attr at[4];
     const char *ops[2];
@@ -100,6 +104,7 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
         tfc_tensor_unref(s2);
     }
     if (!y) return false;
+    if (bias_only) return (out[0] = tfc_activation_apply(ctx, d->activation, y, st)) != NULL;
     if (fused) return (out[0] = y) != NULL;
     if (d->use_bias && (!(b = tfc_variable_read(ctx, d->bias, st)) ||
                         !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, NULL, 0, st))))
