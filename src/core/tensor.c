@@ -24,6 +24,9 @@ static void buffer_unref(tfc_buffer *b) {
     tfc_free(b);
 }
 
+void tfc_buffer_ref(tfc_buffer *b) { atomic_fetch_add(&b->refcount, 1); }
+void tfc_buffer_unref(tfc_buffer *b) { buffer_unref(b); }
+
 static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n, tfc_status *st) {
     tfc_tensor *t = tfc_malloc(sizeof *t);
     if (!t) {

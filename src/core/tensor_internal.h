@@ -36,6 +36,10 @@ tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *s
 /* New tensor sharing buf (ref taken). */
 tfc_tensor *tfc_tensor_share(tfc_tensor *src, const tfc_shape *shape, tfc_status *st);
 uint64_t tfc_tensor_next_id(void);
+/* A reference to a tensor's buffer alone (not counted as a live tensor): while it is held, in-place writers
+ * (which check for sole ownership of the buffer) copy instead, so the data stays as it is. */
+void tfc_buffer_ref(tfc_buffer *b);
+void tfc_buffer_unref(tfc_buffer *b); /* NULL-safe */
 /* Tensors currently alive in the process (all threads): tests check scopes and error paths with it. */
 int64_t tfc_tensor_live_count(void);
 /* Resource scalar referring to `res`; release(res) runs when the tensor is freed. */

@@ -5,7 +5,8 @@
  *    edges, batch 1, batches cut into several slices, and the whole-batch path (few images, much work each);
  *  - a Sequential CNN called with training=false against the same layers called one by one (the unfused
  *    ops), bit for bit, with a counting kernel showing the fused op ran (once per Conv2D/MaxPooling2D pair);
- *    after set_weights and an assign_add on a kernel the fused result follows the new weights;
+ *    after set_weights and in-place updates (assign_add) of either kernel the fused result follows the new
+ *    weights (the Winograd filter transform the op keeps between calls is not stale);
  *  - no fusion under a recording tape (the gradient is the unfused ops'), with training=true, or where
  *    the convolution's output is also read elsewhere (a Functional model);
  *  - Dense(softmax) for inference (_FusedMatMul with the bias, then Softmax) against MatMul, BiasAdd, Softmax. */
@@ -62,7 +63,9 @@ static void op_case(tfc_ctx *ctx, const int64_t xd[4], const int64_t fd[4], int6
                       TFC_ATTR_S("pool_padding", ppad)};
     tfc_tensor *got = want ? tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, f, b}, 3, fa, 8, &st) : NULL;
     if (!got) fprintf(stderr, "error: %s\n", st.msg);
-    bool ok = got && same(got, want);
+    /* again with the same filter: a kept Winograd transform, where that path runs */
+    tfc_tensor *again = got ? tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, f, b}, 3, fa, 8, &st) : NULL;
+    bool ok = got && same(got, want) && again && same(again, want);
     if (!ok)
         fprintf(stderr, "op: x [%lld,%lld,%lld,%lld] f [%lld,%lld,%lld,%lld] stride %lld %s dil %lld %s pool %lld/%lld %s on %d threads differs\n",
                 (long long)xd[0], (long long)xd[1], (long long)xd[2], (long long)xd[3], (long long)fd[0], (long long)fd[1],
@@ -151,14 +154,21 @@ static void keras_cases(int threads) {
     CHECK(y && want && same(y, want) && !same(y, before) && n_fused == 2);
     tfc_tensor_unref(y);
     tfc_tensor_unref(want);
-    tfc_variable *vars[2];
-    REQUIRE(tfc_layer_weights(ls[0], vars, 2) == 2);
+    tfc_variable *vars[2], *vars2[2];
+    REQUIRE(tfc_layer_weights(ls[0], vars, 2) == 2 && tfc_layer_weights(ls[2], vars2, 2) == 2);
     tfc_tensor *delta = random_tensor(tfc_variable_shape(vars[0])->dims, 4, 0.1f);
-    REQUIRE(tfc_variable_assign_add(ctx, vars[0], delta, &st));
-    y = tfc_model_call(m, x, false, &st), want = layer_by_layer(ctx, m, x, &st);
-    CHECK(y && want && same(y, want));
-    tfc_tensor_unref(y);
-    tfc_tensor_unref(want);
+    tfc_tensor *delta2 = random_tensor(tfc_variable_shape(vars2[0])->dims, 4, 0.1f);
+    for (int round = 0; round < 2; round++) {
+        /* the second layer's kernel (Winograd: its transform is kept between calls) in place, then the first's */
+        tfc_tensor *prev = tfc_model_call(m, x, false, &st);
+        REQUIRE(prev && tfc_variable_assign_add(ctx, round ? vars[0] : vars2[0], round ? delta : delta2, &st));
+        y = tfc_model_call(m, x, false, &st), want = layer_by_layer(ctx, m, x, &st);
+        CHECK(y && want && same(y, want) && !same(y, prev));
+        tfc_tensor_unref(y);
+        tfc_tensor_unref(want);
+        tfc_tensor_unref(prev);
+    }
+    tfc_tensor_unref(delta2);
     /* training=true: the layers one by one (dropout active, no fused op) */
     n_fused = 0;
     y = tfc_model_call(m, x, true, &st);

@@ -345,7 +345,9 @@ static int64_t block_tiles(const wino_job *j, int threads) {
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
 /* The convolution of j (geometry set) with filter f as filter_job describes it. */
-static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, bool flip, tfc_status *st) {
+/* u_given: U [16][c][co] of f already computed (tfc_conv_winograd_filter_f32), or NULL to compute it here. */
+static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, const float *u_given, bool flip,
+                         tfc_status *st) {
     const char *what = "Conv2D Winograd scratch";
     j->th = (j->oh + 1) / 2;
     j->tw = (j->ow + 1) / 2;
@@ -372,8 +374,9 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, bool
     j->up_nr = j->isa->bp_nr(&probe);
     const bool pack = j->co % j->up_nr != 0 || j->co > 256;
     j->up_stride = pack ? (j->co + j->up_nr - 1) / j->up_nr * j->up_nr * j->c : 0;
-    const size_t u_floats = round16((size_t)(PTS * j->c * j->co)), up_floats = round16((size_t)(PTS * j->up_stride));
-    const size_t ft_floats = flip ? round16((size_t)(9 * j->c * j->co)) : 0;
+    const size_t u_floats = u_given ? 0 : round16((size_t)(PTS * j->c * j->co)),
+                 up_floats = round16((size_t)(PTS * j->up_stride));
+    const size_t ft_floats = flip && !u_given ? round16((size_t)(9 * j->c * j->co)) : 0;
     /* point-major V and M (a tile-major layout, one store stream per tile, measured the same) */
     j->vps = T * j->c, j->vts = j->c, j->mps = T * j->co, j->mts = j->co;
     j->m_off = round16((size_t)((T - 1) * j->vts + (PTS - 1) * j->vps + j->c));
@@ -394,13 +397,17 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, bool
         memset(slot + j->zero_off, 0, (size_t)(j->dump_off - j->zero_off) * sizeof(float));
     }
 
-    if (flip) { /* [3][3][co][c] (the forward filter's channel order) -> [3][3][c][co] */
-        tfc_conv_transpose(pool, f, ft, 9, j->co, j->c, sizeof(float));
-        f = ft;
+    if (u_given) {
+        j->u = u_given;
+    } else {
+        if (flip) { /* [3][3][co][c] (the forward filter's channel order) -> [3][3][c][co] */
+            tfc_conv_transpose(pool, f, ft, 9, j->co, j->c, sizeof(float));
+            f = ft;
+        }
+        filter_job fj = {f, flip, j->c, j->co, u};
+        tfc_parallel_for(pool, j->c, 16 * j->co, filter_rows, &fj);
+        j->u = u;
     }
-    filter_job fj = {f, flip, j->c, j->co, u};
-    tfc_parallel_for(pool, j->c, 16 * j->co, filter_rows, &fj);
-    j->u = u;
     j->up = NULL;
     if (pack) {
         pack_job pj = {j, up};
@@ -426,7 +433,20 @@ bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, c
     wino_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .y = y, .oh = g->out_h,
                   .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .bias = bias, .relu = relu};
     if (!check("Conv2D", g, &j.isa, st)) return false;
-    return winograd_run(pool, &j, f, false, st);
+    return winograd_run(pool, &j, f, NULL, false, st);
+}
+
+void tfc_conv_winograd_filter_f32(tfc_threadpool *pool, const float *f, int64_t c, int64_t co, float *u) {
+    filter_job fj = {f, false, c, co, u};
+    tfc_parallel_for(pool, c, 16 * co, filter_rows, &fj);
+}
+
+bool tfc_conv2d_winograd_fwd_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
+                                   const float *bias, bool relu, float *y, tfc_status *st) {
+    wino_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .y = y, .oh = g->out_h,
+                  .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .bias = bias, .relu = relu};
+    if (!check("Conv2D", g, &j.isa, st)) return false;
+    return winograd_run(pool, &j, NULL, u, false, st);
 }
 
 /* dx[ih, iw] = sum dy[ih + pad_top - kh, iw + pad_left - kw] f[kh, kw] = sum dy[ih - (2 - pad_top) + kh',
@@ -445,7 +465,7 @@ bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom
     const double tiles_out = (double)((g->out_h + 1) / 2) * (double)((g->out_w + 1) / 2);
     if (tiles_out <= 0.8 * tiles_in && g->batch >= tfc_threadpool_size(pool))
         return tfc_conv2d_winograd_bwd_input_adj_f32(pool, g, dy, f, dx, st);
-    return winograd_run(pool, &j, f, true, st);
+    return winograd_run(pool, &j, f, NULL, true, st);
 }
 
 /* ---- filter gradient ----

@@ -54,6 +54,15 @@ bool tfc_conv_winograd_bwd_filter_ok(const tfc_conv_geom *g);
 bool tfc_conv2d_winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
                                  const float *bias, bool relu, float *y, tfc_status *st);
 
+/* The forward convolution's filter transform alone: u [16][c][co] (floats) = G f G^T of f [3, 3, c, co], as
+ * tfc_conv2d_winograd_fwd_f32 computes it on every call; for callers that keep it across calls with an
+ * unchanged filter (src/kernels/cpu/fused_pool.c). */
+void tfc_conv_winograd_filter_f32(tfc_threadpool *pool, const float *f, int64_t c, int64_t co, float *u);
+/* tfc_conv2d_winograd_fwd_f32 with the filter given as its transform u (from tfc_conv_winograd_filter_f32 of
+ * a [3, 3, g->in_c, g->out_c] filter): the same results, without the transform. Errors as that function. */
+bool tfc_conv2d_winograd_fwd_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
+                                   const float *bias, bool relu, float *y, tfc_status *st);
+
 /* Conv2DBackpropInput of the forward convolution g (same conditions on g):
  *   dx[n, ih, iw, ci] = sum_{kh, kw, co} dy[n, ih + pad_top - kh, iw + pad_left - kw, co] f[kh, kw, ci, co]
  * dy [batch, out_h, out_w, out_c], f [3, 3, in_c, out_c], dx [batch, in_h, in_w, in_c]; dy pixels outside

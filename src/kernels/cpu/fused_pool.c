@@ -8,17 +8,93 @@
  * same comparisons in scalar code). Slices run in parallel, each convolution on its thread alone; a batch
  * with fewer slices than threads and much work per image runs the convolution over the whole batch on the
  * pool instead (into one scratch of the full size), then the pool. Every path computes what _FusedConv2D
- * then MaxPool compute: the same convolution per image, the same comparisons. */
+ * then MaxPool compute: the same convolution per image, the same comparisons.
+ *
+ * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
+ * its filter on every call (10% of a batch-1 CNN inference; once per slice here). So the transform of
+ * float32 filters on that path is kept (U_CACHE entries, process-wide) with a reference to the filter's
+ * buffer: tfc's tensors are immutable and its in-place writers (variable updates, optimizers) check that
+ * they own a buffer alone before writing, so while the entry holds it the data cannot change (an update
+ * copies instead; the next call finds a new buffer and transforms it). The held buffers stay allocated
+ * until their entry is replaced (at most U_CACHE filters of at most U_MAX_FLOATS transformed floats). */
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/tensor_internal.h"
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/pool_internal.h"
 #include "ops/fused_ops.h"
 #include "ops/fused_pool_ops.h"
 
 #define SLICE_BYTES (384 * 1024)
+#define U_CACHE 4
+#define U_MAX_FLOATS ((int64_t)1 << 20) /* 4 MB of transform: 16 x 256 x 256 channels */
+
+/* ---- kept Winograd filter transforms ---- */
+typedef struct {
+    tfc_buffer *buf;  /* the filter's buffer, referenced while cached (NULL: free entry) */
+    const void *data; /* the filter's data in it */
+    int64_t c, co;
+    float *u;         /* [16][c][co] */
+    int users;        /* calls using u now: not replaced meanwhile */
+    uint64_t used;    /* last use, for replacing the least recently used */
+} u_entry;
+
+static pthread_mutex_t u_mu = PTHREAD_MUTEX_INITIALIZER;
+static u_entry u_cache[U_CACHE];
+static uint64_t u_clock;
+
+/* Whether TFC_CONV_IM2COL=1 turned the paths without im2col (Winograd's included) off, as conv_gemm.c reads it. */
+static bool im2col_forced(void) {
+    static _Atomic int state; /* 0: not read, 1: forced, 2: not */
+    int s = state;
+    if (!s) {
+        const char *e = getenv("TFC_CONV_IM2COL");
+        state = s = e && *e && strcmp(e, "0") ? 1 : 2;
+    }
+    return s == 1;
+}
+
+/* The entry holding U of filter f ([3, 3, c, co] float32, its buffer allocated by tfc), found or made (the
+ * least recently used unused entry replaced), with a user taken; NULL when it cannot be kept (a filter tfc
+ * does not own, too large, every entry in use, no memory): the caller then transforms on every call. */
+static u_entry *u_get(tfc_threadpool *pool, const tfc_tensor *f, int64_t c, int64_t co) {
+    if (!f->buf || !f->buf->owned || 16 * c * co > U_MAX_FLOATS) return NULL;
+    pthread_mutex_lock(&u_mu);
+    u_entry *e = NULL, *victim = NULL;
+    for (int i = 0; i < U_CACHE && !e; i++) {
+        u_entry *x = &u_cache[i];
+        if (x->buf == f->buf && x->data == f->data && x->c == c && x->co == co) e = x;
+        else if (!x->users && (!victim || (victim->buf && (!x->buf || x->used < victim->used)))) victim = x;
+    }
+    if (!e && victim) {
+        float *u = tfc_aligned_alloc((size_t)(16 * c * co) * sizeof(float));
+        if (u) {
+            if (victim->buf) {
+                tfc_buffer_unref(victim->buf);
+                tfc_aligned_free(victim->u);
+            }
+            tfc_conv_winograd_filter_f32(pool, f->data, c, co, u);
+            tfc_buffer_ref(f->buf);
+            *victim = (u_entry){.buf = f->buf, .data = f->data, .c = c, .co = co, .u = u};
+            e = victim;
+        }
+    }
+    if (e) e->users++, e->used = ++u_clock;
+    pthread_mutex_unlock(&u_mu);
+    return e;
+}
+
+static void u_put(u_entry *e) {
+    if (!e) return;
+    pthread_mutex_lock(&u_mu);
+    e->users--;
+    pthread_mutex_unlock(&u_mu);
+}
 
 /* MaxPool of rows [b, e) of the pool's output (units (n, oh)) without SIMD tables: the first cell of the
  * window, then y = y < v ? v : y over the others in row-major order, as pool.c's scalar kernel. */
@@ -53,6 +129,7 @@ typedef struct {
     void *y;
     const tfc_epilogue *ep;
     const tfc_pool_simd *simd; /* float32 MaxPool tables, or NULL */
+    const float *u;            /* the filter's kept Winograd transform (float32, no or ReLU activation), or NULL */
     int64_t per;               /* images per slice */
     void *scratch;             /* n_slots slots of slot_elems */
     int64_t slot_elems;
@@ -73,9 +150,16 @@ static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *s
     }
 }
 
-static bool conv_into(tfc_threadpool *pool, bool dbl, const tfc_conv_geom *g, const void *x, const void *f, void *y,
-                      const tfc_epilogue *ep, tfc_status *st) {
-    return dbl ? tfc_conv2d_fwd_ep_f64(pool, g, x, f, y, ep, st) : tfc_conv2d_fwd_ep_f32(pool, g, x, f, y, ep, st);
+/* The convolution of g (one slice, or the batch) into y: with the kept transform where the Winograd path
+ * takes g (as conv_gemm.c would choose it), else _FusedConv2D's forward. */
+static bool conv_into(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, const void *x, void *y,
+                      tfc_status *st) {
+    if (j->u && tfc_conv_winograd_fwd_ok(g) &&
+        tfc_conv2d_winograd_fwd_u_f32(pool, g, x, j->u, j->ep->bias, j->ep->act == TFC_EPI_RELU, y, st))
+        return true;
+    tfc_status_clear(st); /* (Winograd's only failure: no scratch; the GEMM paths then run) */
+    return j->dbl ? tfc_conv2d_fwd_ep_f64(pool, g, x, j->f, y, j->ep, st)
+                  : tfc_conv2d_fwd_ep_f32(pool, g, x, j->f, y, j->ep, st);
 }
 
 static int take_slot(slice_job *j) {
@@ -99,7 +183,7 @@ static void slices(void *arg, int64_t b, int64_t e) {
         tfc_status st = TFC_STATUS_INIT;
         const char *x = (const char *)j->x + (size_t)(n0 * cg->in_h * cg->in_w * cg->in_c) * es;
         char *y = (char *)j->y + (size_t)(n0 * pg->out_h * pg->out_w * pg->out_c) * es;
-        if (!conv_into(NULL, j->dbl, &cs, x, j->f, tmp, j->ep, &st)) {
+        if (!conv_into(j, NULL, &cs, x, tmp, &st)) {
             atomic_store(&j->failed, true);
             break;
         }
@@ -116,6 +200,43 @@ typedef struct {
 static void pool_range(void *arg, int64_t b, int64_t e) {
     const rows_job *r = arg;
     pool_rows(r->j, r->j->pg, r->src, r->j->y, b, e);
+}
+
+/* The convolution and pool of j (geometry, data and kept transform set): in slices on the threads, or the
+ * whole batch's convolution on the pool, then the pool. */
+static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_slices, double macs, int64_t img,
+                       size_t es, int threads, tfc_status *st) {
+    slice_job *j = jp;
+    const char *op = k->op->name;
+    const tfc_conv_geom cg = *j->cg, pg = *j->pg; /* (copies for reading) */
+    const int64_t N = cg.batch;
+    if (n_slices < threads && macs >= 4194304.0) {
+        /* too few images to keep the threads busy one slice each: the convolution over the whole batch on
+         * the pool, then the pool */
+        const size_t bytes = (size_t)(N * img) * es;
+        void *tmp = tfc_aligned_alloc(bytes);
+        if (!tmp) return tfc_status_oom(st, op, bytes);
+        bool ok = conv_into(j, k->pool, &cg, j->x, tmp, st);
+        if (ok) {
+            rows_job r = {j, tmp};
+            tfc_parallel_for(k->pool, N * pg.out_h, pg.out_w * pg.k_h * pg.k_w * pg.in_c + 1, pool_range, &r);
+        }
+        tfc_aligned_free(tmp);
+        return ok;
+    }
+    j->per = per;
+    j->n_slots = n_slices < threads ? (int)n_slices : threads;
+    j->slot_elems = (per * img + 15) / 16 * 16;
+    const size_t bytes = (size_t)j->n_slots * (size_t)j->slot_elems * es + (size_t)j->n_slots * sizeof(_Atomic int);
+    char *buf = tfc_aligned_alloc(bytes);
+    if (!buf) return tfc_status_oom(st, op, bytes);
+    j->scratch = buf;
+    j->busy = (_Atomic int *)(buf + (size_t)j->n_slots * (size_t)j->slot_elems * es);
+    for (int s = 0; s < j->n_slots; s++) atomic_init(&j->busy[s], 0);
+    tfc_parallel_for(k->pool, n_slices, (int64_t)(macs / (double)n_slices / 8) + 1, slices, j);
+    tfc_aligned_free(buf);
+    if (atomic_load(&j->failed)) return tfc_status_oom(st, op, (size_t)(per * img) * es);
+    return true;
 }
 
 static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
@@ -150,33 +271,16 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     if (per * threads > N) per = (N + threads - 1) / threads;
     const int64_t n_slices = (N + per - 1) / per;
     const double macs = (double)N * (double)img * (double)(cg.k_h * cg.k_w * cg.k_c);
-    if (n_slices < threads && macs >= 4194304.0) {
-        /* too few images to keep the threads busy one slice each: the convolution over the whole batch on
-         * the pool, then the pool */
-        const size_t bytes = (size_t)(N * img) * es;
-        void *tmp = tfc_aligned_alloc(bytes);
-        if (!tmp) return tfc_status_oom(st, op, bytes);
-        bool ok = conv_into(k->pool, dbl, &cg, j.x, j.f, tmp, &ep, st);
-        if (ok) {
-            rows_job r = {&j, tmp};
-            tfc_parallel_for(k->pool, N * pg.out_h, pg.out_w * pg.k_h * pg.k_w * pg.in_c + 1, pool_range, &r);
-        }
-        tfc_aligned_free(tmp);
-        return ok;
-    }
-    j.per = per;
-    j.n_slots = n_slices < threads ? (int)n_slices : threads;
-    j.slot_elems = (per * img + 15) / 16 * 16;
-    const size_t bytes = (size_t)j.n_slots * (size_t)j.slot_elems * es + (size_t)j.n_slots * sizeof(_Atomic int);
-    char *buf = tfc_aligned_alloc(bytes);
-    if (!buf) return tfc_status_oom(st, op, bytes);
-    j.scratch = buf;
-    j.busy = (_Atomic int *)(buf + (size_t)j.n_slots * (size_t)j.slot_elems * es);
-    for (int s = 0; s < j.n_slots; s++) atomic_init(&j.busy[s], 0);
-    tfc_parallel_for(k->pool, n_slices, (int64_t)(macs / (double)n_slices / 8) + 1, slices, &j);
-    tfc_aligned_free(buf);
-    if (atomic_load(&j.failed)) return tfc_status_oom(st, op, (size_t)(per * img) * es);
-    return true;
+    tfc_conv_geom one = cg;
+    one.batch = per;
+    u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !im2col_forced() &&
+                          (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&cg))
+                      ? u_get(k->pool, k->in[1], cg.in_c, cg.out_c)
+                      : NULL;
+    j.u = ue ? ue->u : NULL;
+    const bool ok = run_slices(k, &j, per, n_slices, macs, img, es, threads, st);
+    u_put(ue);
+    return ok;
 }
 
 const tfc_kernel_reg tfc_cpu_kernels_fused_pool[] = {
