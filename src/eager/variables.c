@@ -46,6 +46,17 @@ tfc_tensor *tfc_variable_read(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) {
     return tfc_emit(ctx, "ReadVariableOp", &v->handle, 1, &a, 1, st);
 }
 
+tfc_tensor *tfc_variable_read_untaped(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) {
+    if (ctx->n_tapes) return tfc_variable_read(ctx, v, st);
+    pthread_mutex_lock(&v->mu);
+    tfc_tensor *val = v->value ? tfc_tensor_ref(v->value) : NULL;
+    pthread_mutex_unlock(&v->mu);
+    if (!val) return tfc_variable_read(ctx, v, st); /* (its error) */
+    tfc_tensor *out = tfc_tensor_share(val, &val->shape, st);
+    tfc_tensor_unref(val);
+    return out && tfc_scope_track(ctx, out, st) ? out : NULL;
+}
+
 static bool run_assign(tfc_ctx *ctx, const char *op, tfc_variable *v, tfc_tensor *x, tfc_status *st) {
     tfc_tensor *in[2] = {v->handle, x};
     tfc_tensor *out[1];

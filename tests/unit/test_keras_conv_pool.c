@@ -179,11 +179,17 @@ static void keras_cases(int threads) {
     REQUIRE(tape);
     n_fused = 0;
     y = tfc_model_call(m, x, false, &st);
-    tfc_tensor *g = NULL;
+    tfc_tensor *g[2] = {0};
+    tfc_variable *dense_w[2];
+    REQUIRE(tfc_layer_weights(ls[6], dense_w, 2) == 2);
     CHECK(y && n_fused == 0);
-    CHECK(y && tfc_tape_gradient(tape, y, NULL, 0, vars, 1, TFC_UNCONNECTED_NONE, &g, &st) && g);
+    /* the first convolution's and the Dense layer's kernels: both read (and recorded) with the tape on */
+    CHECK(y && tfc_tape_gradient(tape, y, NULL, 0, (tfc_variable *[]){vars[0], dense_w[0]}, 2, TFC_UNCONNECTED_NONE, g,
+                                 &st) &&
+          g[0] && g[1]);
     tfc_tape_free(tape);
-    tfc_tensor_unref(g);
+    tfc_tensor_unref(g[0]);
+    tfc_tensor_unref(g[1]);
     tfc_tensor_unref(y);
     tfc_tensor_unref(before);
     tfc_tensor_unref(delta);

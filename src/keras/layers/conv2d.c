@@ -310,7 +310,8 @@ bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_te
         !tfc_layer_check_inputs(pl, &cs, 1, &probe) || !tfc_pooling2d_output_shape(pl, &cs, 1, &ps, &no2, &probe))
         return true;
     if (!tfc_scope_begin(ctx, st)) return false;
-    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st), *b = k ? tfc_variable_read(ctx, c->bias, st) : NULL;
+    tfc_tensor *k = tfc_variable_read_untaped(ctx, c->kernel, st),
+               *b = k ? tfc_variable_read_untaped(ctx, c->bias, st) : NULL;
     tfc_tensor *out = NULL;
     if (b) {
         int64_t strides[4] = {1, c->strides[0], c->strides[1], 1}, dil[4] = {1, c->dilation_rate[0], c->dilation_rate[1], 1};

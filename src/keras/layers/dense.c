@@ -1,6 +1,7 @@
 /* tf.keras.layers.Dense: activation(x @ kernel + bias) on the last axis of [batch, ..., in]. */
 #include <string.h>
 
+#include "eager/context_internal.h"
 #include "keras/keras_internal.h"
 
 typedef struct {
@@ -67,7 +68,8 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
         tfc_attr a = TFC_ATTR_T("DstT", l->dtype);
         if (!(x = tfc_emit(ctx, "Cast", &x, 1, &a, 1, st))) return false;
     }
-    tfc_tensor *k = tfc_variable_read(ctx, d->kernel, st);
+    /* inference reads the weights without ReadVariableOp (no tape to record them) */
+    tfc_tensor *k = training ? tfc_variable_read(ctx, d->kernel, st) : tfc_variable_read_untaped(ctx, d->kernel, st);
     if (!k) return false;
     /* float32 with a bias and an activation the fused op has: one _FusedMatMul, which adds the bias and
      * applies the activation as the product stores each output tile */
@@ -83,7 +85,8 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
     const char *ops[2];
     int na = 0;
     if (fused) {
-        if (!(b = tfc_variable_read(ctx, d->bias, st))) return false;
+        if (!(b = training ? tfc_variable_read(ctx, d->bias, st) : tfc_variable_read_untaped(ctx, d->bias, st)))
+            return false;
         na = tfc_activation_fused_attrs(fused, ops, at, 0);
     }
     const char *mm = fused ? "_FusedMatMul" : "MatMul";
