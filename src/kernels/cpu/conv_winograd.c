@@ -195,9 +195,22 @@ static inline void tile_next(const wino_job *j, tile_pos *p) {
         cb[3] = d1 - d3;                                                                                      \
     } while (0)
 
+/* The input pixels the tile PF_TILES further along the tile row loads first (its 2 new columns), all their
+ * channels: the strips walk the block's tiles once per 16 channels, and the first walk otherwise waits on
+ * every new pixel's lines (the transform's loads stalled on memory, the layer's input not being in cache). */
+#define PF_TILES 4
+static inline __attribute__((always_inline)) void prefetch_ahead(const wino_job *j, const float *const row[4],
+                                                                 int64_t iw0) {
+    const int64_t C = j->c;
+    for (int64_t iw = iw0 + 2 * PF_TILES + 2; iw < iw0 + 2 * PF_TILES + 4 && iw < j->w; iw++)
+        for (int a = 0; a < 4; a++)
+            if (row[a])
+                for (int64_t k = 0; k < C; k += 16) __builtin_prefetch(row[a] + iw * C + k, 0, 3);
+}
+
 #define INPUT_STRIP(NAME, TYPE, LOAD, STORE)                                                                  \
     static inline __attribute__((always_inline)) void NAME(const wino_job *j, int64_t q0, int64_t nt, float *v,    \
-                                                           const float *zeros, int64_t i) {                    \
+                                                           const float *zeros, int64_t i, bool pf) {          \
         const int64_t C = j->c, ps = j->vps;                                                                  \
         const float *row[4];                                                                                  \
         TYPE c0[4], c1[4], c2[4], c3[4];                                                                      \
@@ -211,6 +224,7 @@ static inline void tile_next(const wino_job *j, tile_pos *p) {
                 INPUT_COLUMN(TYPE, LOAD, c0, iw0);                                                            \
                 INPUT_COLUMN(TYPE, LOAD, c1, iw0 + 1);                                                        \
             }                                                                                                 \
+            if (pf) prefetch_ahead(j, row, iw0);                                                              \
             INPUT_COLUMN(TYPE, LOAD, c2, iw0 + 2);                                                            \
             INPUT_COLUMN(TYPE, LOAD, c3, iw0 + 3);                                                            \
             float *o = v + t * j->vts + i;                                                                    \
@@ -231,8 +245,8 @@ INPUT_STRIP(input_strip_s, float, LOAD_S, STORE_S)
 TFC_SIMD_CLONES static void input_block(const wino_job *j, int64_t q0, int64_t nt, float *v, const float *zeros) {
     const int64_t C = j->c, cv = C / WVL * WVL;
     int64_t i = 0;
-    for (; i < cv; i += WVL) input_strip_v(j, q0, nt, v, zeros, i);
-    for (; i < C; i++) input_strip_s(j, q0, nt, v, zeros, i);
+    for (; i < cv; i += WVL) input_strip_v(j, q0, nt, v, zeros, i, i == 0);
+    for (; i < C; i++) input_strip_s(j, q0, nt, v, zeros, i, i == 0);
 }
 
 /* ---- output transform: the 2x2 pixels A^T M A (+ bias, ReLU) of tiles [q0, q0 + nt) ----
