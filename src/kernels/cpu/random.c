@@ -150,10 +150,49 @@ static void truncated_group(tfc_philox *g, tfc_dtype dt, float *f, double *d) {
     }
 }
 
+/* float32 uniforms of 16 consecutive samples (64 outputs, in sample order) from gen, which advances by 16: the
+ * Philox rounds of tfc_philox_next run on the 16 counters side by side (lanes of vectors: the 32x32 -> 64-bit
+ * products as vpmuludq), bit for bit what 16 calls of tfc_philox_next and tfc_philox_u32_to_float give.
+ * Dropout's mask is a RandomUniform over the whole activation: one scalar call per 4 outputs took 3.5% of a
+ * Keras CNN training step. */
+#define PX_LANES 16
+TFC_SIMD_CLONES static void uniform_f32_lanes(tfc_philox *gen, float *restrict out) {
+    uint32_t c0[PX_LANES], c1[PX_LANES], c2[PX_LANES], c3[PX_LANES];
+    for (int l = 0; l < PX_LANES; l++) {
+        c0[l] = gen->ctr[0], c1[l] = gen->ctr[1], c2[l] = gen->ctr[2], c3[l] = gen->ctr[3];
+        if (++gen->ctr[0] == 0 && ++gen->ctr[1] == 0 && ++gen->ctr[2] == 0) gen->ctr[3]++;
+    }
+    uint32_t k0 = gen->key[0], k1 = gen->key[1];
+    for (int r = 0; r < 10; r++) {
+        for (int l = 0; l < PX_LANES; l++) {
+            const uint64_t p0 = (uint64_t)0xD2511F53u * c0[l], p1 = (uint64_t)0xCD9E8D57u * c2[l];
+            const uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1[l] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3[l] ^ k1;
+            c1[l] = (uint32_t)p1;
+            c3[l] = (uint32_t)p0;
+            c0[l] = n0;
+            c2[l] = n2;
+        }
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    for (int l = 0; l < PX_LANES; l++) {
+        const uint32_t w[4] = {c0[l], c1[l], c2[l], c3[l]};
+        for (int i = 0; i < 4; i++) {
+            const uint32_t v = (127u << 23) | (w[i] & 0x7fffffu); /* tfc_philox_u32_to_float */
+            float f;
+            memcpy(&f, &v, 4);
+            out[4 * l + i] = f - 1.0f;
+        }
+    }
+}
+
 static void fill_groups(void *arg, int64_t g0, int64_t g1) {
     const fill_job *j = arg;
     tfc_philox gen = j->base;
     if (j->kind != DIST_TRUNCATED) tfc_philox_skip(&gen, (uint64_t)g0);
+    if (j->kind == DIST_UNIFORM && j->dt == TFC_FLOAT) /* whole runs of 16 full groups; the rest below */
+        for (; g0 + PX_LANES <= g1 && (g0 + PX_LANES) * j->group <= j->n; g0 += PX_LANES)
+            uniform_f32_lanes(&gen, (float *)j->out + g0 * j->group);
     for (int64_t g = g0; g < g1; g++) {
         int64_t off = g * j->group;
         int m = (int)(j->n - off < j->group ? j->n - off : j->group);
