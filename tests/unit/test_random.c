@@ -1,6 +1,7 @@
 /* Random ops: TensorFlow's exact values for fixed seeds (recorded from TensorFlow 2.21 on CPU), stream
  * continuation across calls, TensorFlow's seed rules, nondeterministic seeding, and the moments of each
  * distribution. */
+#include "core/philox.h"
 #include "tfc_test.h"
 #include "tfc/ops/random.h"
 
@@ -98,6 +99,47 @@ static void test_tensorflow_values(void) {
     for (int i = 0; i < 5; i++) CHECK(((const int64_t *)tfc_tensor_data(y64))[i] == w64[i]);
     tfc_tensor *all[] = {s6, s5, lo32, hi32, lo64, hi64, y32, y64};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
+}
+
+/* RandomUniform float32 runs 16 Philox samples (64 outputs) at a time in vector lanes, the rest one sample at a
+ * time: first calls with fresh seeds against tfc_philox_next itself (the stream starts at the seeds' counter),
+ * for sizes below, at and around multiples of 64, on one and two threads (a thread's share starting inside a
+ * run of 16 samples). */
+static void test_uniform_lanes(void) {
+    static const int64_t sizes[] = {1, 63, 64, 65, 127, 1000, 4099, 20000};
+    int64_t seed = 1000;
+    for (int threads = 1; threads <= 2; threads++) {
+        tfc_status st = TFC_STATUS_INIT;
+        tfc_ctx_opts o = {.intra_op_threads = threads};
+        tfc_ctx *c = tfc_ctx_new(&o, &st);
+        REQUIRE(c);
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++, seed++) {
+            const int64_t n = sizes[i];
+            int32_t n32 = (int32_t)n;
+            tfc_tensor *shape = tfc_vec_i32(&n32, 1, &st);
+            tfc_attr a[3] = {TFC_ATTR_I("seed", seed), TFC_ATTR_I("seed2", 77), TFC_ATTR_T("dtype", TFC_FLOAT)};
+            tfc_tensor *y = tfc_emit(c, "RandomUniform", &shape, 1, a, 3, &st);
+            CHECK_OK(&st);
+            REQUIRE(y);
+            tfc_philox g;
+            tfc_philox_init(&g, (uint64_t)seed, 77);
+            int64_t bad = 0;
+            for (int64_t q = 0; q < n; q += 4) {
+                uint32_t w[4];
+                tfc_philox_next(&g, w);
+                for (int k = 0; k < 4 && q + k < n; k++) {
+                    const float want = tfc_philox_u32_to_float(w[k]), got = ((const float *)tfc_tensor_data(y))[q + k];
+                    if (memcmp(&want, &got, 4) && bad++ < 3)
+                        fprintf(stderr, "RandomUniform [%lld] of %lld, %d threads: %.9g, Philox %.9g\n",
+                                (long long)(q + k), (long long)n, threads, got, want);
+                }
+            }
+            CHECK(bad == 0);
+            tfc_tensor_unref(y);
+            tfc_tensor_unref(shape);
+        }
+        tfc_ctx_free(c);
+    }
 }
 
 static uint32_t f32_bits(const tfc_tensor *t, int64_t i) {
@@ -290,6 +332,7 @@ int main(void) {
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
     test_tensorflow_values();
+    test_uniform_lanes();
     test_seed_rules();
     test_unseeded();
     test_moments();
