@@ -282,8 +282,39 @@ static void test_dispatch(void) {
     CHECK(!tfc_conv_winograd_fwd_ok(&g));
 }
 
+/* The ReLU of the output transform keeps NaN and writes +0 (never -0) for v <= 0, as the Relu op: a NaN bias
+ * and a bias far below every sum, on channels in the 16-wide vector part (3, 5) and in the scalar tail (18, 19)
+ * of 20 output channels. */
+static void test_relu_edges(tfc_threadpool *pool) {
+    tfc_conv_geom g = geom(2, 9, 7, 16, 20, 1, 1, 1, 1);
+    const int64_t xl = g.batch * g.in_h * g.in_w * g.in_c, yl = g.batch * g.out_h * g.out_w * g.out_c;
+    float *x = rand_buf(xl), *f = rand_buf(9 * g.in_c * g.out_c), *bias = rand_buf(g.out_c), *y = rand_buf(yl);
+    double *want = malloc((size_t)yl * sizeof(double)), *ya = malloc((size_t)yl * sizeof(double));
+    REQUIRE(want && ya);
+    bias[3] = bias[18] = NAN;
+    bias[5] = bias[19] = -1e6f;
+    ref_fwd(&g, x, f, want, ya);
+    tfc_status st = TFC_STATUS_INIT;
+    CHECK(tfc_conv2d_winograd_fwd_f32(pool, &g, x, f, bias, true, y, &st));
+    CHECK_OK(&st);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < yl; i++) {
+        const int64_t o = i % g.out_c;
+        const double v = want[i] + bias[o];
+        uint32_t bits;
+        memcpy(&bits, &y[i], 4);
+        const bool good = o == 3 || o == 18 ? y[i] != y[i]
+                          : o == 5 || o == 19 ? bits == 0
+                                              : fabs(y[i] - (v > 0 ? v : 0)) <= 2e-5 * (1 + fabs(v)) + 1.2e-7 * ya[i];
+        if (!good && bad++ < 3) fprintf(stderr, "relu edges: element %lld (channel %lld) = %.9g\n", (long long)i, (long long)o, y[i]);
+    }
+    CHECK(bad == 0);
+    free(x), free(f), free(bias), free(y), free(want), free(ya);
+}
+
 int main(void) {
     tfc_threadpool *pool = tfc_threadpool_new(3);
+    test_relu_edges(pool);
     REQUIRE(pool);
     const char *isas[] = {"avx512", "avx2", "baseline"};
     for (int i = 0; i < 3; i++) run_isa(isas[i], pool);
