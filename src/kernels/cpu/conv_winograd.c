@@ -294,8 +294,16 @@ TFC_SIMD_CLONES static void output_block(const wino_job *j, int64_t q0, int64_t 
                                          float *dump) {
     const int64_t CO = j->co, ps = j->mps;
     const float *bias = j->bias ? j->bias : zeros;
-    tile_pos tp = tile_at(j, q0);
-    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
+    tile_pos tp = tile_at(j, q0), tf = tile_at(j, q0 + PF_TILES);
+    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp), tile_next(j, &tf)) {
+        /* the output pixels PF_TILES tiles ahead, for writing: the stores otherwise wait on each line's read
+         * from memory (the layer's output is new memory) */
+        if (q0 + t + PF_TILES < j->tiles)
+            for (int a = 0; a < 2 && tf.r + a < j->oh; a++) {
+                const float *row = j->y + ((tf.n * j->oh + tf.r + a) * j->ow + tf.c) * CO;
+                const int64_t len = (tf.c + 1 < j->ow ? 2 : 1) * CO;
+                for (int64_t k = 0; k < len; k += 16) __builtin_prefetch(row + k, 1, 3);
+            }
         float *y[4];
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++)
