@@ -101,12 +101,12 @@ static void test_tensorflow_values(void) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
 }
 
-/* RandomUniform float32 runs 16 Philox samples (64 outputs) at a time in vector lanes, the rest one sample at a
- * time: first calls with fresh seeds against tfc_philox_next itself (the stream starts at the seeds' counter),
- * for sizes below, at and around multiples of 64, on one and two threads (a thread's share starting inside a
- * run of 16 samples). */
+/* RandomUniform float32 runs 64 Philox samples (256 outputs) at a time in vector lanes, the rest one sample at
+ * a time: first calls with fresh seeds against tfc_philox_next itself (the stream starts at the seeds'
+ * counter), for sizes below, at and around multiples of 256, on one and two threads (a thread's share starting
+ * inside a run of 64 samples). */
 static void test_uniform_lanes(void) {
-    static const int64_t sizes[] = {1, 63, 64, 65, 127, 1000, 4099, 20000};
+    static const int64_t sizes[] = {1, 63, 255, 256, 257, 513, 1000, 4099, 20000, 100003};
     int64_t seed = 1000;
     for (int threads = 1; threads <= 2; threads++) {
         tfc_status st = TFC_STATUS_INIT;
