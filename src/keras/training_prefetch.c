@@ -76,10 +76,17 @@ static bool copy_batch(tfc_fit_prefetch *p, tfc_status *st) {
             memcpy(to, from + (size_t)p->start * rb, (size_t)p->len * rb);
             continue;
         }
-        /* rows in the order of the indices; the next rows' first lines are requested ahead (the arrays are
-         * usually far larger than the caches, so each row is a DRAM miss) */
+        /* rows in the order of the indices. The arrays are usually far larger than the caches, so each row
+         * is a DRAM miss: every 64-byte line of the rows AHEAD rows on is requested before they are copied
+         * (rows of a few KiB, e.g. 3136 bytes for a 28x28 float image; the first line alone left the rest of
+         * the row to the hardware prefetcher, one miss at a time). Rows are started at most PF_BYTES ahead. */
+        enum { AHEAD = 4, PF_BYTES = 16384 };
+        const size_t pf_len = rb < PF_BYTES ? rb : PF_BYTES;
+        for (int64_t i = 0; i < p->len && i < AHEAD; i++)
+            for (size_t o = 0; o < pf_len; o += 64) __builtin_prefetch(from + (size_t)p->idx[i] * rb + o);
         for (int64_t i = 0; i < p->len; i++) {
-            if (i + 4 < p->len) __builtin_prefetch(from + (size_t)p->idx[i + 4] * rb);
+            if (i + AHEAD < p->len)
+                for (size_t o = 0; o < pf_len; o += 64) __builtin_prefetch(from + (size_t)p->idx[i + AHEAD] * rb + o);
             memcpy(to + (size_t)i * rb, from + (size_t)p->idx[i] * rb, rb);
         }
     }
@@ -102,7 +109,9 @@ static void *worker(void *arg) {
             p->err = st;
         }
         p->state = ok ? READY : FAILED;
-        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        pthread_cond_broadcast(&p->cv); /* after the unlock, as in post */
+        pthread_mutex_lock(&p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -158,8 +167,9 @@ void tfc_fit_prefetch_post(tfc_fit_prefetch *p, const int64_t *perm, int64_t sta
     p->len = len;
     if (perm) memcpy(p->idx, perm + start, (size_t)len * sizeof *p->idx);
     p->state = POSTED;
-    pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
+    /* signalled after the unlock: a woken thread that ran at once would only block again on mu */
+    pthread_cond_broadcast(&p->cv);
 }
 
 int tfc_fit_prefetch_take(tfc_fit_prefetch *p, const int64_t *perm, int64_t start, int64_t len, tfc_tensor **out,

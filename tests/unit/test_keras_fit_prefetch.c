@@ -239,8 +239,42 @@ static void fit_both(const char *what, const fit_case *fc) {
     }
 }
 
+/* Rows of 784 floats (a flattened 28x28 image, 3136 bytes) and of 5001 floats (past the 16 KiB that the copy
+ * requests ahead per row), batches longer and shorter than the rows requested ahead: every row arrives whole,
+ * in the permutation's order. */
+static void test_prefetcher_wide_rows(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t cols[2] = {784, 5001}, n = 53;
+    for (int w = 0; w < 2; w++) {
+        tfc_tensor *a = iota_f32(n, cols[w]);
+        tfc_fit_prefetch *p = tfc_fit_prefetch_new(&a, 1, 16, &st);
+        CHECK_OK(&st);
+        REQUIRE(p);
+        int64_t perm[53];
+        for (int i = 0; i < n; i++) perm[i] = (i * 17 + 5) % n;
+        const int64_t starts[3] = {0, 16, 50}, lens[3] = {16, 3, 3};
+        for (int k = 0; k < 3; k++) {
+            tfc_tensor *out = NULL;
+            tfc_fit_prefetch_post(p, perm, starts[k], lens[k]);
+            CHECK(tfc_fit_prefetch_take(p, perm, starts[k], lens[k], &out, &st) == 1);
+            REQUIRE(out);
+            CHECK(tfc_tensor_dim(out, 0) == lens[k] && tfc_tensor_dim(out, 1) == cols[w]);
+            const float *d = tfc_tensor_data(out);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < lens[k]; i++)
+                for (int64_t c = 0; c < cols[w]; c++)
+                    bad += d[i * cols[w] + c] != (float)(perm[starts[k] + i] * cols[w] + c);
+            CHECK(bad == 0);
+            tfc_tensor_unref(out);
+        }
+        tfc_fit_prefetch_free(p);
+        tfc_tensor_unref(a);
+    }
+}
+
 int main(void) {
     test_prefetcher();
+    test_prefetcher_wide_rows();
     fit_both("shuffled", &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = -1, .fail_at = -1});
     fit_both("sample weights + validation",
              &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .sample_weight = true, .validation = true,
