@@ -23,6 +23,74 @@ static void softmax_row_f64(const double *x, double *y, int64_t n, bool log_out)
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - m) - ls;
 }
 
+/* ---- short float32 rows ----
+ * For rows of a few classes (a 10-way classifier's [batch, 10] logits), one kernel call per row spends more
+ * in the call, the partial-vector tail and the horizontal sum than in the arithmetic. These work on a block
+ * of rows instead: each row's maximum, t = x - max written to y, ONE exponential pass over the whole block
+ * (the table's exp_sub_sum with m = 0, the same exp as the row kernels: t - 0 == t), then each row's sum
+ * (in class order) and its scaling. The exponentials are bit-identical to the row kernels'; a sum may
+ * differ from theirs in the last place (theirs adds vector lanes first). */
+#define SHORT_ROW 32  /* classes up to which rows take the block path */
+#define SHORT_BLOCK 64 /* rows per exponential pass: 64 x 32 floats stay in L1 */
+
+static float row_max(const float *x, int64_t n) {
+    float m = -INFINITY;
+    for (int64_t c = 0; c < n; c++) m = x[c] > m ? x[c] : m; /* NaN ignored, as the row kernels */
+    return m;
+}
+
+/* y[r] = exp(x[r] - max_r) for rows [0, rows) of n (y may alias x); maxima in m, sums in s. */
+static void exp_rows_short(const tfc_nn_simd *simd, const float *x, float *y, int64_t rows, int64_t n, float *m,
+                           float *s) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * n;
+        float *yr = y + r * n, mr = row_max(xr, n);
+        m[r] = mr;
+        for (int64_t c = 0; c < n; c++) yr[c] = xr[c] - mr;
+    }
+    simd->exp_sub_sum(y, y, rows * n, 0.0f);
+    for (int64_t r = 0; r < rows; r++) {
+        const float *yr = y + r * n;
+        float sr = 0;
+        for (int64_t c = 0; c < n; c++) sr += yr[c];
+        s[r] = sr;
+    }
+}
+
+/* Softmax (not log-softmax: that needs x - max after the exponentials) of rows [begin, end). */
+static void softmax_rows_short(const tfc_nn_simd *simd, const float *x, float *y, int64_t n, int64_t begin,
+                               int64_t end) {
+    float m[SHORT_BLOCK], s[SHORT_BLOCK];
+    for (int64_t b = begin; b < end; b += SHORT_BLOCK) {
+        int64_t rows = end - b < SHORT_BLOCK ? end - b : SHORT_BLOCK;
+        float *yb = y + b * n;
+        exp_rows_short(simd, x + b * n, yb, rows, n, m, s);
+        for (int64_t r = 0; r < rows; r++) {
+            float inv = 1.0f / s[r], *yr = yb + r * n;
+            for (int64_t c = 0; c < n; c++) yr[c] *= inv;
+        }
+    }
+}
+
+/* Sparse cross-entropy of rows [begin, end): back = softmax(f) - onehot(label), loss = log(sum) - (f[label] -
+ * max), as simd_sparse_xent_row. */
+static void sxent_rows_short(const tfc_nn_simd *simd, const float *f, const int64_t *labels, float *loss,
+                             float *back, int64_t n, int64_t begin, int64_t end) {
+    float m[SHORT_BLOCK], s[SHORT_BLOCK];
+    for (int64_t b = begin; b < end; b += SHORT_BLOCK) {
+        int64_t rows = end - b < SHORT_BLOCK ? end - b : SHORT_BLOCK;
+        float *yb = back + b * n;
+        exp_rows_short(simd, f + b * n, yb, rows, n, m, s);
+        for (int64_t r = 0; r < rows; r++) {
+            float inv = 1.0f / s[r], *yr = yb + r * n;
+            int64_t lab = labels[b + r];
+            for (int64_t c = 0; c < n; c++) yr[c] *= inv;
+            yr[lab] -= 1.0f;
+            loss[b + r] = logf(s[r]) - (f[(b + r) * n + lab] - m[r]);
+        }
+    }
+}
+
 typedef struct {
     tfc_dtype dt;
     const tfc_nn_simd *simd;
@@ -36,6 +104,10 @@ typedef struct {
 static void softmax_rows(void *arg, int64_t begin, int64_t end) {
     const softmax_job *j = arg;
     int64_t n = j->n;
+    if (j->dt == TFC_FLOAT && !j->log_out && n <= SHORT_ROW) {
+        softmax_rows_short(j->simd, j->x, j->y, n, begin, end);
+        return;
+    }
     for (int64_t r = begin; r < end; r++) {
         switch (j->dt) {
         case TFC_FLOAT: j->simd->softmax_row((const float *)j->x + r * n, (float *)j->y + r * n, n, j->log_out); break;
@@ -192,6 +264,10 @@ typedef struct {
 static void sxent_rows(void *arg, int64_t begin, int64_t end) {
     const sxent_job *j = arg;
     int64_t C = j->classes;
+    if (j->dt == TFC_FLOAT && C <= SHORT_ROW) {
+        sxent_rows_short(j->simd, j->f, j->labels, j->loss, j->back, C, begin, end);
+        return;
+    }
     for (int64_t b = begin; b < end; b++) {
         int64_t lab = j->labels[b];
         if (j->dt == TFC_DOUBLE) {
