@@ -130,22 +130,30 @@ static bool set_dx(tfc_grad_ctx *g, int i, tfc_tensor *grad, tfc_status *st) {
 #define Z (g->out[0])
 #define DY (g->dy[0])
 
-/* ---- gradients: binary ---------------------------------------------------------------------------------- */
-static bool add_grad(tfc_grad_ctx *g, tfc_status *st) { return set_dx(g, 0, DY, st) && set_dx(g, 1, DY, st); }
+/* ---- gradients: binary ----------------------------------------------------------------------------------
+ * An input whose gradient nobody needs (need_dx false: a constant, a label, a loss's denominator) gets none:
+ * its chain of ops is not emitted (TensorFlow's skip_input_indices). */
+#define NEED(i) TFC_GRAD_NEEDS(g, i)
+static bool add_grad(tfc_grad_ctx *g, tfc_status *st) {
+    return (!NEED(0) || set_dx(g, 0, DY, st)) && (!NEED(1) || set_dx(g, 1, DY, st));
+}
 static bool sub_grad(tfc_grad_ctx *g, tfc_status *st) {
-    return set_dx(g, 0, DY, st) && set_dx(g, 1, op1(g, "Neg", DY, st), st);
+    return (!NEED(0) || set_dx(g, 0, DY, st)) && (!NEED(1) || set_dx(g, 1, op1(g, "Neg", DY, st), st));
 }
 static bool mul_grad(tfc_grad_ctx *g, tfc_status *st) {
-    return set_dx(g, 0, mul(g, DY, Y, st), st) && set_dx(g, 1, mul(g, X, DY, st), st);
+    return (!NEED(0) || set_dx(g, 0, mul(g, DY, Y, st), st)) && (!NEED(1) || set_dx(g, 1, mul(g, X, DY, st), st));
 }
 /* d(x/y) = dy / y, dy * ((-x / y) / y). */
 static bool real_div_grad(tfc_grad_ctx *g, tfc_status *st) {
-    return set_dx(g, 0, op2(g, "RealDiv", DY, Y, st), st) &&
-           set_dx(g, 1, mul(g, DY, op2(g, "RealDiv", op2(g, "RealDiv", op1(g, "Neg", X, st), Y, st), Y, st), st), st);
+    return (!NEED(0) || set_dx(g, 0, op2(g, "RealDiv", DY, Y, st), st)) &&
+           (!NEED(1) ||
+            set_dx(g, 1, mul(g, DY, op2(g, "RealDiv", op2(g, "RealDiv", op1(g, "Neg", X, st), Y, st), Y, st), st), st));
 }
 static bool div_no_nan_grad(tfc_grad_ctx *g, tfc_status *st) {
-    return set_dx(g, 0, op2(g, "DivNoNan", DY, Y, st), st) &&
-           set_dx(g, 1, mul(g, DY, op2(g, "DivNoNan", op2(g, "DivNoNan", op1(g, "Neg", X, st), Y, st), Y, st), st), st);
+    return (!NEED(0) || set_dx(g, 0, op2(g, "DivNoNan", DY, Y, st), st)) &&
+           (!NEED(1) ||
+            set_dx(g, 1, mul(g, DY, op2(g, "DivNoNan", op2(g, "DivNoNan", op1(g, "Neg", X, st), Y, st), Y, st), st),
+                   st));
 }
 /* FloorDiv, Floor, Ceil, Round: TensorFlow registers gradients that return None. */
 static bool none_grad(tfc_grad_ctx *g, tfc_status *st) { return true; }
