@@ -36,6 +36,9 @@ bool tfc_tape_record_op(tfc_ctx *ctx, const tfc_op *op, const tfc_attrs *attrs, 
                         tfc_tensor *const *out, int n_out, tfc_status *st);
 /* True when some active tape is recording and watches one of the inputs. */
 bool tfc_tape_should_record(tfc_ctx *ctx, tfc_tensor *const *in, int n_in);
+/* True when exactly one tape is active, it records, is not persistent and nothing pauses recording (a Keras
+ * training step's tape): its gradient runs once and no outer tape records that gradient's ops. */
+bool tfc_tape_single_plain(const tfc_ctx *ctx);
 /* tfc_variable_read without running ReadVariableOp where no tape is active (nothing to record; inference
  * paths, where the op's dispatch is a few percent of a small model's call): the same tensor (sharing the
  * value's buffer), tracked in the innermost scope as op results are. With a tape, or for an uninitialised

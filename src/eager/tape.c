@@ -185,6 +185,10 @@ bool tfc_tape_should_record(tfc_ctx *ctx, tfc_tensor *const *in, int n_in) {
     return false;
 }
 
+bool tfc_tape_single_plain(const tfc_ctx *ctx) {
+    return ctx->n_tapes == 1 && !ctx->record_paused && ctx->tapes[0]->recording && !ctx->tapes[0]->persistent;
+}
+
 static bool record(tfc_tape *t, const tfc_op *op, const tfc_attrs *attrs, tfc_custom_grad_fn custom, void *user,
                    tfc_tensor *const *in, int n_in, tfc_tensor *const *out, int n_out, tfc_status *st) {
     if (op && op->def->not_differentiable) return true;

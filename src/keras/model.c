@@ -381,12 +381,21 @@ static bool is_one_of(tfc_tensor *t, tfc_tensor *const *v, int n) {
     return false;
 }
 
-/* The plan node that may run fused with node p as one inference op (tfc_conv2d_max_pool_infer), or -1: no
- * tape records, p takes and gives one tensor, and exactly one node reads its output, a later one that also
- * takes and gives one tensor, while no model output is p's output. */
-static int fusable_reader(const tfc_model_impl *impl, const tfc_ctx *ctx, int p) {
+/* TFC_KERAS_FUSE_CONV_POOL=0 in the environment turns the training fusion off (tests and benchmarks compare
+ * it with the layer-by-layer ops). */
+static bool train_fusion_off(void) {
+    const char *e = getenv("TFC_KERAS_FUSE_CONV_POOL");
+    return e && !strcmp(e, "0");
+}
+
+/* The plan node that may run fused with node p as one op (tfc_conv2d_max_pool_infer when no tape records and
+ * not training, tfc_conv2d_max_pool_train under a training step's single non-persistent tape), or -1: p
+ * takes and gives one tensor, and exactly one node reads its output, a later one that also takes and gives
+ * one tensor, while no model output is p's output. */
+static int fusable_reader(const tfc_model_impl *impl, const tfc_ctx *ctx, int p, bool training) {
     const tfc_plan_node *a = &impl->plan[p];
-    if (ctx->n_tapes || a->is_input || a->node->n_in != 1 || a->node->n_out != 1) return -1;
+    if (ctx->n_tapes ? !tfc_tape_single_plain(ctx) || train_fusion_off() : training) return -1;
+    if (a->is_input || a->node->n_in != 1 || a->node->n_out != 1) return -1;
     const int s = a->out_slot[0];
     int reader = -1;
     for (int q = 0; q < impl->n_plan; q++) {
@@ -435,10 +444,12 @@ static bool run_plan(tfc_model_impl *impl, tfc_ctx *ctx, tfc_tensor *const *in, 
         tfc_knode *node = pn->node;
         tfc_tensor *xin[TFC_KERAS_MAX_IO], *xout[TFC_KERAS_MAX_IO];
         for (int j = 0; j < node->n_in; j++) xin[j] = vals[pn->in_slot[j]];
-        const int q = training ? -1 : fusable_reader(impl, ctx, p);
+        const int q = fusable_reader(impl, ctx, p, training);
         if (q >= 0) { /* Conv2D -> MaxPooling2D as one op; the reader q is then done */
             tfc_tensor *fy = NULL;
-            ok = tfc_conv2d_max_pool_infer(node->layer, impl->plan[q].node->layer, ctx, xin[0], &fy, st);
+            tfc_layer *cl = node->layer, *pl = impl->plan[q].node->layer;
+            ok = ctx->n_tapes ? tfc_conv2d_max_pool_train(cl, pl, ctx, xin[0], &fy, st)
+                              : tfc_conv2d_max_pool_infer(cl, pl, ctx, xin[0], &fy, st);
             if (ok && fy) {
                 vals[impl->plan[q].out_slot[0]] = fy;
                 done[q] = true;

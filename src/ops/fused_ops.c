@@ -199,7 +199,7 @@ static const char *const conv_attr_names[] = {"strides", "padding", "explicit_pa
                                               "use_cudnn_on_gpu"};
 
 /* Conv2DBackpropInput(shape(x), f, dz) or Conv2DBackpropFilter(x, shape(f), dz) with the op's conv attrs. */
-static tfc_tensor *conv_backprop(tfc_grad_ctx *g, bool input, tfc_tensor *dz, tfc_status *st) {
+tfc_tensor *tfc_fused_conv_backprop(tfc_grad_ctx *g, bool input, tfc_tensor *dz, tfc_status *st) {
     tfc_tensor *x = g->in[0], *f = g->in[1], *owned;
     tfc_tensor *shp = shape_of(g, input ? x : f, &owned, st);
     if (!shp) return NULL;
@@ -220,8 +220,8 @@ static tfc_tensor *conv_backprop(tfc_grad_ctx *g, bool input, tfc_tensor *dz, tf
 static bool fused_conv_grad(tfc_grad_ctx *g, tfc_status *st) {
     tfc_tensor *dz = act_grad(g, g->dy[0], TFC_GRAD_NEEDS(g, 2) ? &g->dx[2] : NULL, st);
     if (!dz) return false;
-    if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = conv_backprop(g, true, dz, st))) return false;
-    return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = conv_backprop(g, false, dz, st));
+    if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = tfc_fused_conv_backprop(g, true, dz, st))) return false;
+    return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = tfc_fused_conv_backprop(g, false, dz, st));
 }
 
 /* y = act(op(A) op(B) + b): dz as above, db = BiasAddGrad(dz), dA and dB the products of MatMul's gradient

@@ -21,4 +21,9 @@ typedef struct tfc_fused_spec {
  *   UNIMPLEMENTED     any other fusion */
 bool tfc_fused_spec_read(const char *op, const tfc_attrs *attrs, tfc_fused_spec *fs, tfc_status *st);
 
+/* In the gradient function of a convolution op whose inputs 0 and 1 are the input x and the HWIO filter f
+ * and whose attrs hold Conv2D's (strides, padding, dilations, ...): Conv2DBackpropInput(shape(x), f, dz)
+ * when `input`, else Conv2DBackpropFilter(x, shape(f), dz). The result belongs to the gradient's scope. */
+tfc_tensor *tfc_fused_conv_backprop(tfc_grad_ctx *g, bool input, tfc_tensor *dz, tfc_status *st);
+
 #endif

@@ -1,5 +1,5 @@
-/* _TfcFusedConv2DMaxPool (see fused_pool_ops.h): not a TensorFlow op; tfc's own inference fusion, named with
- * the _Tfc prefix so it cannot be taken for one. The convolution's attrs are _FusedConv2D's (NHWC only, no
+/* _TfcFusedConv2DMaxPool, _TfcFusedConv2DMaxPoolTrain and _TfcMaxPoolReluBiasGrad (see fused_pool_ops.h): not
+ * TensorFlow ops; tfc's own fusions, named with the _Tfc prefix so they cannot be taken for ones. The convolution's attrs are _FusedConv2D's (NHWC only, no
  * EXPLICIT padding), the pool's are MaxPool's under the names ksize, pool_strides and pool_padding. */
 #include <string.h>
 
@@ -91,4 +91,119 @@ const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool = {
     .shape = fused_conv_pool_shape,
 };
 
-const tfc_op_def *const tfc_ops_fused_pool[] = {&tfc_op_def_tfc_fused_conv2d_max_pool, NULL};
+/* ---- training: _TfcFusedConv2DMaxPoolTrain and _TfcMaxPoolReluBiasGrad (see fused_pool_ops.h) ---- */
+
+static bool same_shape(const tfc_shape *a, const tfc_shape *b) {
+    if (a->rank < 0 || b->rank < 0) return true;
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] >= 0 && b->dims[i] >= 0 && a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
+/* As _TfcFusedConv2DMaxPool's, plus: the activation is Relu, and conv_output has the convolution's shape. */
+static bool fused_conv_pool_train_shape(tfc_shape_ctx *c, tfc_status *st) {
+    tfc_fused_spec fs;
+    if (!tfc_fused_spec_read(c->op->name, c->attrs, &fs, st)) return false;
+    if (fs.act != TFC_FUSED_RELU)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: only fused_ops [BiasAdd, Relu] is supported", c->op->name);
+    if (!tfc_check_rank(c, 3, 4, "conv_output", st) || !fused_conv_pool_shape(c, st)) return false;
+    const tfc_shape *x = &c->in_shapes[0], *f = &c->in_shapes[1], *y = &c->in_shapes[3];
+    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+        tfc_conv_geom cg, pg;
+        if (!tfc_conv_pool_geom(c->op->name, c->attrs, x->dims, f->dims, &cg, &pg, st)) return false;
+        tfc_shape want = {.rank = 4};
+        tfc_conv_dims(false, cg.batch, cg.out_h, cg.out_w, cg.out_c, want.dims);
+        if (!same_shape(y, &want))
+            return TFC_OP_ERR(c, st, "conv_output %s must have the convolution's output shape %s", SHP(y), SHP(&want));
+    }
+    return true;
+}
+
+/* pooled = MaxPool(y) with y = conv_output = Relu(conv(input, filter) + bias): dz, db =
+ * _TfcMaxPoolReluBiasGrad(y, pooled, dpooled), then the convolution's gradients of dz (as _FusedConv2D's).
+ * conv_output gets no gradient of its own: it stands for the other inputs' function. */
+static bool fused_conv_pool_train_grad(tfc_grad_ctx *g, tfc_status *st) {
+    tfc_attr a[3];
+    int n = 0;
+    const char *names[3][2] = {{"ksize", "ksize"}, {"pool_strides", "strides"}, {"pool_padding", "padding"}};
+    for (int i = 0; i < 3; i++) {
+        const tfc_attr *src = tfc_attrs_find(g->attrs, names[i][0]);
+        if (!src) return tfc_status_set(st, TFC_INTERNAL, "%s gradient: no attr %s", g->op->name, names[i][0]);
+        a[n] = *src;
+        a[n++].name = names[i][1];
+    }
+    tfc_tensor *out[2] = {0};
+    if (tfc_execute(g->ctx, "_TfcMaxPoolReluBiasGrad", (tfc_tensor *[]){g->in[3], g->out[0], g->dy[0]}, 3, a, n, out,
+                    2, st) < 0)
+        return false;
+    if (TFC_GRAD_NEEDS(g, 2)) g->dx[2] = out[1];
+    if (TFC_GRAD_NEEDS(g, 0) && !(g->dx[0] = tfc_fused_conv_backprop(g, true, out[0], st))) return false;
+    return !TFC_GRAD_NEEDS(g, 1) || (g->dx[1] = tfc_fused_conv_backprop(g, false, out[0], st));
+}
+
+/* (backprops, bias_backprop): orig_input y, orig_output = MaxPool(y), grad shaped like orig_output. */
+static bool max_pool_relu_bias_grad_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!tfc_check_rank(c, 0, 4, "orig_input", st) || !tfc_check_rank(c, 1, 4, "orig_output", st) ||
+        !tfc_check_rank(c, 2, 4, "grad", st))
+        return false;
+    const tfc_shape *y = &c->in_shapes[0], *p = &c->in_shapes[1], *dp = &c->in_shapes[2];
+    if (!same_shape(p, dp)) return TFC_OP_ERR(c, st, "grad %s must have orig_output's shape %s", SHP(dp), SHP(p));
+    if (y->rank == 4 && tfc_shape_is_fully_defined(y)) {
+        tfc_conv_geom g;
+        if (!tfc_conv_geom_init(c->op->name, TFC_CONV_POOL, c->attrs, y->dims, NULL, &g, st)) return false;
+        tfc_shape want = {.rank = 4};
+        tfc_conv_dims(false, g.batch, g.out_h, g.out_w, g.out_c, want.dims);
+        if (!same_shape(p, &want) || !same_shape(dp, &want))
+            return TFC_OP_ERR(c, st, "orig_output %s and grad %s must have the pooled shape %s of orig_input %s",
+                              SHP(p), SHP(dp), SHP(&want), SHP(y));
+    }
+    tfc_set_out(c, 0, y);
+    c->out_shapes[1] = (tfc_shape){.rank = 1, .dims = {y->rank == 4 ? y->dims[3] : -1}};
+    return true;
+}
+
+/* dz = Relu'(y) * MaxPoolGrad(y, pooled, dp) and db = sum of dz over all but the channels: linear in dp, so
+ * d dp = MaxPoolGradGrad(y, pooled, ReluGrad(gdz + gdb, y)) (gdb broadcast over the pixels); y and pooled
+ * only pick positions (zero gradient almost everywhere, as MaxPoolGrad's). */
+static bool max_pool_relu_bias_grad_grad(tfc_grad_ctx *g, tfc_status *st) {
+    tfc_tensor *y = g->in[0], *gz = g->dy[0];
+    if (g->dy[1] && !(gz = tfc_emit(g->ctx, "AddV2", (tfc_tensor *[]){gz, g->dy[1]}, 2, NULL, 0, st))) return false;
+    tfc_tensor *gr = tfc_emit(g->ctx, "ReluGrad", (tfc_tensor *[]){gz, y}, 2, NULL, 0, st);
+    if (!gr) return false;
+    tfc_attr a[4];
+    int n = 0;
+    const char *names[] = {"ksize", "strides", "padding", "data_format"};
+    for (int i = 0; i < 4; i++) {
+        const tfc_attr *src = tfc_attrs_find(g->attrs, names[i]);
+        if (src) a[n++] = *src;
+    }
+    return (g->dx[0] = tfc_emit(g->ctx, "ZerosLike", &g->in[0], 1, NULL, 0, st)) &&
+           (g->dx[1] = tfc_emit(g->ctx, "ZerosLike", &g->in[1], 1, NULL, 0, st)) &&
+           (g->dx[2] = tfc_emit(g->ctx, "MaxPoolGradGrad", (tfc_tensor *[]){y, g->in[1], gr}, 3, a, n, st));
+}
+
+const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool_train = {
+    .name = "_TfcFusedConv2DMaxPoolTrain",
+    .inputs = "input: T, filter: T, bias: T, conv_output: T",
+    .outputs = "output: T",
+    .attrs = "T: {float, double}, strides: list(int), padding: {'SAME', 'VALID'}, dilations: list(int) = [1, 1, 1, 1], "
+             "num_args: int = 1, fused_ops: list(string) = [], leakyrelu_alpha: float = 0.2, ksize: list(int), "
+             "pool_strides: list(int), pool_padding: {'SAME', 'VALID'}",
+    .shape = fused_conv_pool_train_shape,
+    .grad = fused_conv_pool_train_grad,
+};
+
+const tfc_op_def tfc_op_def_tfc_max_pool_relu_bias_grad = {
+    .name = "_TfcMaxPoolReluBiasGrad",
+    .inputs = "orig_input: T, orig_output: T, grad: T",
+    .outputs = "backprops: T, bias_backprop: T",
+    .attrs = "T: {float, double}, ksize: list(int), strides: list(int), padding: {'SAME', 'VALID'}, "
+             "data_format: {'NHWC'} = 'NHWC'",
+    .shape = max_pool_relu_bias_grad_shape,
+    .grad = max_pool_relu_bias_grad_grad,
+};
+
+const tfc_op_def *const tfc_ops_fused_pool[] = {&tfc_op_def_tfc_fused_conv2d_max_pool,
+                                                &tfc_op_def_tfc_fused_conv2d_max_pool_train,
+                                                &tfc_op_def_tfc_max_pool_relu_bias_grad, NULL};

@@ -27,6 +27,11 @@
 #define B(n) IN_R(1, -1, 1, n)
 
 #define OP "_TfcFusedConv2DMaxPool"
+#define TRAIN "_TfcFusedConv2DMaxPoolTrain"
+#define RBG "_TfcMaxPoolReluBiasGrad"
+#define RBS(h, w) TFC_ATTR_INTS("strides", I4(1, h, w, 1), 4)
+#define Y(...) {.rank = 4, .dims = {__VA_ARGS__}, .no_grad = true}
+#define TIES(...) {.rank = 4, .dims = {__VA_ARGS__}, .lo = -2, .hi = 2, .integer = true, .no_grad = true}
 
 const op_case op_cases_fused_pool[] = {
     {OP, "demo CNN layer 1: 28x28x1 -> 32, ReLU, 2x2 pool", 3, {IN_T(4, 2, 28, 28, 1), IN_T(4, 3, 3, 1, 32), B(32)}, 6,
@@ -55,6 +60,37 @@ const op_case op_cases_fused_pool[] = {
     {OP, "several slices: 9 images of 24x24x32 outputs", 3, {IN_T(4, 9, 24, 24, 3), IN_T(4, 3, 3, 3, 32), B(32)}, 6,
      {S1, PAD("SAME"), RELU, P22}},
     {OP, "empty batch", 3, {IN_T(4, 0, 6, 6, 2), IN_T(4, 3, 3, 2, 4), B(4)}, 6, {S1, PAD("SAME"), RELU, P22}},
+    /* _TfcFusedConv2DMaxPoolTrain: MaxPool of its 4th input (the convolution's output); its gradient (which
+     * assumes that input is the convolution of the others) is checked against the layer-by-layer ops in
+     * tests/unit/test_keras_conv_pool.c */
+    {TRAIN, "2x2 VALID pool of the conv output", 4,
+     {IN_T(4, 2, 8, 8, 3), IN_T(4, 3, 3, 3, 4), B(4), IN_T(4, 2, 6, 6, 4)}, 6, {S1, PAD("VALID"), RELU, P22}},
+    {TRAIN, "gradient machinery only: finite differences cannot see the 4th input stand for the others "
+            "(the values are checked in test_keras_conv_pool.c)", 4,
+     {Y(2, 6, 6, 3), Y(3, 3, 3, 4), {.rank = 1, .dims = {4}, .no_grad = true}, Y(2, 4, 4, 4)}, 6,
+     {S1, PAD("VALID"), RELU, P22}, .grad = true},
+    {TRAIN, "SAME 3x3 pool stride 2, odd sizes, 17 channels", 4,
+     {IN_T(4, 1, 9, 7, 2), IN_T(4, 3, 3, 2, 17), B(17), IN_T(4, 1, 9, 7, 17)}, 6,
+     {S1, PAD("SAME"), RELU, KS(3, 3), PS(2, 2), PPAD("SAME")}},
+    /* _TfcMaxPoolReluBiasGrad(y, pooled, dp): y in [-1, 1] (ReLU zero half the time); gradients in dp only
+     * (y and pooled pick positions) */
+    {RBG, "demo CNN layer 1: 26x26x32, 2x2 pool, 3 images (several chunks and blocks)", 3,
+     {IN_T(4, 3, 26, 26, 32), IN_T(4, 3, 13, 13, 32), IN_T(4, 3, 13, 13, 32)}, 3, {KS(2, 2), RBS(2, 2), PAD("VALID")}},
+    {RBG, "odd 7x9 VALID (last row and column dropped), 5 channels", 3,
+     {Y(1, 7, 9, 5), Y(1, 3, 4, 5), IN_T(4, 1, 3, 4, 5)}, 3, {KS(2, 2), RBS(2, 2), PAD("VALID")}, .grad = true},
+    {RBG, "SAME 2x2 stride 2 on odd sizes (clipped edge windows), 17 channels", 3,
+     {Y(2, 5, 7, 17), Y(2, 3, 4, 17), IN_T(4, 2, 3, 4, 17)}, 3, {KS(2, 2), RBS(2, 2), PAD("SAME")}, .grad = true},
+    {RBG, "SAME 3x3 stride 2: overlapping windows add", 3,
+     {Y(2, 9, 10, 4), Y(2, 5, 5, 4), IN_T(4, 2, 5, 5, 4)}, 3, {KS(3, 3), RBS(2, 2), PAD("SAME")}, .grad = true},
+    {RBG, "ties and zeros: integer y in [-2, 2], 3x3 stride 1", 3,
+     {TIES(2, 8, 8, 20), Y(2, 6, 6, 20), IN_T(4, 2, 6, 6, 20)}, 3, {KS(3, 3), RBS(1, 1), PAD("VALID")}},
+    {RBG, "ties, 2x2 SAME, batch 1, 33 channels", 3,
+     {TIES(1, 7, 6, 33), Y(1, 4, 3, 33), IN_T(4, 1, 4, 3, 33)}, 3, {KS(2, 2), RBS(2, 2), PAD("SAME")}},
+    {RBG, "pool 3x2 stride (1, 2)", 3, {Y(2, 8, 9, 3), Y(2, 6, 4, 3), IN_T(4, 2, 6, 4, 3)}, 3,
+     {KS(3, 2), RBS(1, 2), PAD("VALID")}, .grad = true},
+    {RBG, "stride 3 past a 2x2 window (uncovered rows and columns)", 3,
+     {Y(1, 8, 8, 6), Y(1, 3, 3, 6), IN_T(4, 1, 3, 3, 6)}, 3, {KS(2, 2), RBS(3, 3), PAD("SAME")}},
+    {RBG, "empty batch", 3, {Y(0, 4, 4, 3), Y(0, 2, 2, 3), IN_T(4, 0, 2, 2, 3)}, 3, {KS(2, 2), RBS(2, 2), PAD("VALID")}},
     {0},
 };
 
@@ -92,5 +128,33 @@ const bad_case bad_cases_fused_pool[] = {
         "zero elements"),
     {OP, "int32 input", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV,
      .expect = {OP, NULL}},
+    {TRAIN, "conv_output of another shape", 4, INS(X, F, B(4), IN_T(4, 2, 6, 6, 5)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {TRAIN, "conv_output", "[2,6,6,4]", NULL}},
+    {TRAIN, "conv_output rank 3", 4, INS(X, F, B(4), IN_T(3, 6, 6, 4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22),
+     .code = INV, .expect = {TRAIN, "conv_output", NULL}},
+    {TRAIN, "activation not Relu", 4, INS(X, F, B(4), IN_T(4, 2, 6, 6, 4)), 6,
+     ATTRS(S1, PAD("SAME"), OPS("BiasAdd", "Elu"), P22), .code = UNIMPL, .expect = {TRAIN, "Relu", NULL}},
+    {TRAIN, "bias length", 4, INS(X, F, B(3), IN_T(4, 2, 6, 6, 4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22),
+     .code = INV, .expect = {TRAIN, "bias", NULL}},
+    {RBG, "orig_input rank 3", 3, INS(IN_T(3, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
+     ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .code = INV, .expect = {RBG, "orig_input", NULL}},
+    {RBG, "grad shape differs from orig_output", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 3, 3)),
+     3, ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .code = INV, .expect = {RBG, "grad", "[1,2,3,3]", NULL}},
+    {RBG, "orig_output not the pooled shape", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 3, 3, 3), IN_T(4, 1, 3, 3, 3)),
+     3, ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .code = INV, .expect = {RBG, "[1,2,2,3]", NULL}},
+    {RBG, "zero stride", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
+     ATTRS(KS(2, 2), RBS(0, 2), PAD("VALID")), .code = INV, .expect = {RBG, "Stride", NULL}},
+    {RBG, "ksize of 3 values", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
+     ATTRS(TFC_ATTR_INTS("ksize", I4(1, 2, 2), 3), RBS(2, 2), PAD("VALID")), .code = INV, .expect = {RBG, "ksize", NULL}},
+    {RBG, "window larger than the input (VALID)", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 1, 1, 3), IN_T(4, 1, 1, 1, 3)),
+     3, ATTRS(KS(5, 5), RBS(1, 1), PAD("VALID")), .code = INV, .expect = {RBG, "pooled shape", "[1,0,0,3]", NULL}},
+    {RBG, "pool over depth", 3, INS(IN_T(4, 1, 4, 4, 4), IN_T(4, 1, 2, 2, 2), IN_T(4, 1, 2, 2, 2)), 3,
+     ATTRS(TFC_ATTR_INTS("ksize", I4(1, 2, 2, 2), 4), RBS(2, 2), PAD("VALID")), .code = UNIMPL,
+     .expect = {RBG, "depth", NULL}},
+    {RBG, "NCHW", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 4,
+     ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID"), TFC_ATTR_S("data_format", "NCHW")), .code = INV,
+     .expect = {RBG, "data_format", NULL}},
+    {RBG, "int32 input", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
+     ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .dtype = TFC_INT32, .code = INV, .expect = {RBG, NULL}},
     {0},
 };

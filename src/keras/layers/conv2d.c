@@ -289,44 +289,95 @@ tfc_layer *tfc_keras_from_config_conv2d(const cJSON *cfg, tfc_status *st) {
     return l;
 }
 
-/* ---- inference fused with a following MaxPooling2D (conv2d_pool.h) ---- */
-bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
-                               tfc_status *st) {
-    *y = NULL;
-    if (l->cls != &conv2d_class || !pl->cls || strcmp(pl->cls->class_name, "MaxPooling2D")) return true;
+/* ---- a Conv2D fused with a following MaxPooling2D (conv2d_pool.h) ---- */
+
+/* The ops' attrs: the convolution's (with _FusedConv2D's fused_ops for activation op `act`), then the pool's
+ * as ksize, pool_strides and pool_padding. Returns the count. */
+static int conv_pool_attrs(const conv2d *c, const tfc_pooling2d *p, const char *act, int64_t strides[4],
+                           int64_t dil[4], int64_t ks[4], int64_t pst[4], const char *ops[2], tfc_attr at[12]) {
+    for (int i = 0; i < 4; i++) strides[i] = dil[i] = ks[i] = pst[i] = 1;
+    strides[1] = c->strides[0], strides[2] = c->strides[1], dil[1] = c->dilation_rate[0], dil[2] = c->dilation_rate[1];
+    ks[1] = p->pool_size[0], ks[2] = p->pool_size[1], pst[1] = p->strides[0], pst[2] = p->strides[1];
+    int na = 0;
+    at[na++] = TFC_ATTR_INTS("strides", strides, 4);
+    at[na++] = TFC_ATTR_S("padding", !strcmp(c->padding, "same") ? "SAME" : "VALID");
+    at[na++] = TFC_ATTR_INTS("dilations", dil, 4);
+    na = tfc_activation_fused_attrs(act, ops, at, na);
+    at[na++] = TFC_ATTR_INTS("ksize", ks, 4);
+    at[na++] = TFC_ATTR_INTS("pool_strides", pst, 4);
+    at[na++] = TFC_ATTR_S("pool_padding", !strcmp(p->padding, "same") ? "SAME" : "VALID");
+    return na;
+}
+
+/* The fused op's activation for the pair (l, pl) on x, or NULL when the pair does not qualify (see
+ * conv2d_pool.h; `train` also requires a ReLU). */
+static const char *conv_pool_act(tfc_layer *l, tfc_layer *pl, tfc_tensor *x, bool train) {
+    if (l->cls != &conv2d_class || !pl->cls || strcmp(pl->cls->class_name, "MaxPooling2D")) return NULL;
     conv2d *c = (conv2d *)l;
     const tfc_pooling2d *p = (const tfc_pooling2d *)pl;
     if (!l->built || !pl->built || l->has_activity_reg || pl->has_activity_reg || channels_first(c) || !c->use_bias ||
         c->groups != 1 || strcmp(p->op, "MaxPool") || strcmp(p->data_format, "channels_last") || l->dtype != TFC_FLOAT ||
         tfc_tensor_dtype(x) != TFC_FLOAT || tfc_tensor_rank(x) != 4)
-        return true;
+        return NULL;
     const char *act = tfc_activation_fused_op(c->activation);
-    if (!act) return true;
+    if (!act || (train && strcmp(act, "Relu"))) return NULL;
     /* the checks the layer calls make; any failure takes the layer-by-layer path, which reports it */
     tfc_status probe = TFC_STATUS_INIT;
     tfc_shape xs = *tfc_tensor_shape(x), cs, ps;
     int no = 1, no2 = 1;
     if (!tfc_layer_check_inputs(l, &xs, 1, &probe) || !conv2d_output_shape(l, &xs, 1, &cs, &no, &probe) ||
         !tfc_layer_check_inputs(pl, &cs, 1, &probe) || !tfc_pooling2d_output_shape(pl, &cs, 1, &ps, &no2, &probe))
-        return true;
+        return NULL;
+    return act;
+}
+
+bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
+                               tfc_status *st) {
+    *y = NULL;
+    const char *act = conv_pool_act(l, pl, x, false);
+    if (!act) return true;
+    conv2d *c = (conv2d *)l;
     if (!tfc_scope_begin(ctx, st)) return false;
     tfc_tensor *k = tfc_variable_read_untaped(ctx, c->kernel, st),
                *b = k ? tfc_variable_read_untaped(ctx, c->bias, st) : NULL;
     tfc_tensor *out = NULL;
     if (b) {
-        int64_t strides[4] = {1, c->strides[0], c->strides[1], 1}, dil[4] = {1, c->dilation_rate[0], c->dilation_rate[1], 1};
-        int64_t ks[4] = {1, p->pool_size[0], p->pool_size[1], 1}, pst[4] = {1, p->strides[0], p->strides[1], 1};
+        int64_t strides[4], dil[4], ks[4], pst[4];
         tfc_attr at[12];
         const char *ops[2];
-        int na = 0;
-        at[na++] = TFC_ATTR_INTS("strides", strides, 4);
-        at[na++] = TFC_ATTR_S("padding", !strcmp(c->padding, "same") ? "SAME" : "VALID");
-        at[na++] = TFC_ATTR_INTS("dilations", dil, 4);
-        na = tfc_activation_fused_attrs(act, ops, at, na);
-        at[na++] = TFC_ATTR_INTS("ksize", ks, 4);
-        at[na++] = TFC_ATTR_INTS("pool_strides", pst, 4);
-        at[na++] = TFC_ATTR_S("pool_padding", !strcmp(p->padding, "same") ? "SAME" : "VALID");
+        int na = conv_pool_attrs(c, (const tfc_pooling2d *)pl, act, strides, dil, ks, pst, ops, at);
         out = tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, k, b}, 3, at, na, st);
+    }
+    if (!out) {
+        tfc_scope_end(ctx);
+        return false;
+    }
+    if (!tfc_scope_end_keep(ctx, &out, 1, st)) return false;
+    *y = out;
+    return true;
+}
+
+bool tfc_conv2d_max_pool_train(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
+                               tfc_status *st) {
+    *y = NULL;
+    const char *act = conv_pool_act(l, pl, x, true);
+    if (!act) return true;
+    conv2d *c = (conv2d *)l;
+    if (!tfc_scope_begin(ctx, st)) return false;
+    /* taped reads: the tape maps the variables to these tensors */
+    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st), *b = k ? tfc_variable_read(ctx, c->bias, st) : NULL;
+    tfc_tensor *out = NULL;
+    if (b) {
+        int64_t strides[4], dil[4], ks[4], pst[4];
+        tfc_attr at[12];
+        const char *ops[2];
+        int na = conv_pool_attrs(c, (const tfc_pooling2d *)pl, act, strides, dil, ks, pst, ops, at);
+        /* the convolution's output, as the layer's call computes it (_FusedConv2D, data_format left at its
+         * NHWC default), not recorded: _TfcFusedConv2DMaxPoolTrain's gradient stands for it */
+        ctx->record_paused++;
+        tfc_tensor *conv = tfc_emit(ctx, "_FusedConv2D", (tfc_tensor *[]){x, k, b}, 3, at, na - 3, st);
+        ctx->record_paused--;
+        if (conv) out = tfc_emit(ctx, "_TfcFusedConv2DMaxPoolTrain", (tfc_tensor *[]){x, k, b, conv}, 4, at, na, st);
     }
     if (!out) {
         tfc_scope_end(ctx);

@@ -161,9 +161,8 @@ static void bias_grad_f64_rows(const bias_grad_job *j, int64_t rb, int64_t re, d
     }
 }
 
-/* blk[c] = sum of the n rows of d (row stride ch) in column c, added row after row (BiasAddGrad's order)
- * with the running sums of 32 columns in registers rather than reloaded from blk for each row. */
-TFC_SIMD_CLONES static void block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
+/* (nn_internal.h) with the running sums of 32 columns in registers rather than reloaded from blk per row. */
+TFC_SIMD_CLONES void tfc_nn_block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
     int64_t c = 0;
     for (; c + 32 <= ch; c += 32) {
         float a[32] = {0};
@@ -201,7 +200,7 @@ static void bias_grad_chunks(void *arg, int64_t begin, int64_t end) {
             float *dz = (float *)j->dz + r0 * ch;
             j->simd->act_bwd(j->kind, j->alpha, (const float *)j->g + r0 * ch, (const float *)j->x + r0 * ch, dz,
                              (r1 - r0) * ch);
-            block_col_sums(dz, r1 - r0, ch, blk);
+            tfc_nn_block_col_sums(dz, r1 - r0, ch, blk);
             for (int64_t c = 0; c < ch; c++) part[c] += (double)blk[c];
         }
     }

@@ -26,6 +26,7 @@
 #include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/nn_internal.h"
 #include "kernels/cpu/pool_internal.h"
 #include "ops/fused_ops.h"
 #include "ops/fused_pool_ops.h"
@@ -283,7 +284,294 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     return ok;
 }
 
+/* ---- _TfcFusedConv2DMaxPoolTrain: MaxPool of conv_output (input 3; _FusedConv2D computed it) ---- */
+static bool fused_conv2d_max_pool_train(tfc_kernel_ctx *k, tfc_status *st) {
+    tfc_conv_geom cg, pg;
+    if (!tfc_conv_pool_geom(k->op->name, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &cg, &pg, st))
+        return false;
+    if (!k->out[0]) {
+        int64_t od[4];
+        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, od);
+        if (!tfc_kernel_alloc_output(k, 0, od, 4, st)) return false;
+    }
+    tfc_tensor *out = k->out[0];
+    if (out->num_elements == 0) return true;
+    const tfc_dtype dt = out->dtype;
+    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
+    slice_job j = {.dbl = dt == TFC_DOUBLE, .pg = &pg, .y = out->data, .simd = dt == TFC_DOUBLE ? NULL : tfc_pool_simd_get()};
+    rows_job r = {&j, k->in[3]->data};
+    tfc_parallel_for(k->pool, pg.batch * pg.out_h, pg.out_w * pg.k_h * pg.k_w * pg.in_c + 1, pool_range, &r);
+    return true;
+}
+
+/* ---- _TfcMaxPoolReluBiasGrad: dz = ReluGrad(MaxPoolGrad(y, pooled, dp), y), db = BiasAddGrad(dz) ----
+ * y, dz: [N, H, W, C] (the pool's input), dp: [N, OH, OW, C]. The pixel rows (n, h, w) of y are cut into the
+ * chunks _FusedBiasAddGrad uses (tfc_nn_reduce_chunks) and each chunk into blocks of RB_BLOCK pixels, its
+ * blocks: for each block, the MaxPoolGrad value of every pixel is gathered into a small buffer (acc) from
+ * the windows covering its image row, in (oh, ow) order, each window's first maximum (row-major order,
+ * `best < v`) recomputed from y; then dz = acc * (y > 0) by the same ReLU-gradient kernel _FusedBiasAddGrad
+ * runs, written once, and the block's column sums added to the chunk's (float per block, double across
+ * blocks), chunks then added in order. So dz and db equal MaxPoolGrad then _FusedBiasAddGrad bit for bit:
+ * acc starts at +0 and adds dp at the argmax (+0 elsewhere: exact, acc is never -0), as MaxPoolGrad adds dy
+ * to a zeroed dx; a window covering two blocks is recomputed in each (cheap: y is in cache). */
+#define RB_BLOCK 64 /* _FusedBiasAddGrad's block of rows */
+
+typedef struct {
+    const tfc_conv_geom *g; /* the pool's geometry: in_* y's dims, out_* dp's */
+    const tfc_nn_simd *simd;
+    const tfc_pool_simd *pool_simd; /* float32 MaxPool tables (their max_relu_band), or NULL: band_f32 */
+    bool dbl;
+    const void *y, *dp;
+    void *dz;
+    int64_t rows, rows_per_chunk; /* N * H * W pixel rows of C channels */
+    double *partial;              /* [chunks][C] */
+    int64_t acc_rows;             /* pixels of acc: max(W, RB_BLOCK) */
+    void *scratch;                /* [chunks][(acc_rows + 1) * C] of T: acc, best */
+    float *blk;                   /* [chunks][C] */
+    int32_t *idx;                 /* [chunks][C] */
+} relu_bias_job;
+
+#define ROUTE_DEFINE(T, SFX)                                                                                     \
+    /* acc[(w - wa) * C + c] = MaxPoolGrad's value at (n, h, w) for w in [wa, wb) */                             \
+    static inline __attribute__((always_inline)) void route_row_##SFX(const relu_bias_job *j, int64_t n, int64_t h, int64_t wa, int64_t wb,     \
+                                       T *restrict acc, T *restrict best, int32_t *restrict idx) {               \
+        const tfc_conv_geom *g = j->g;                                                                           \
+        const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                       \
+        const int64_t sh = g->stride_h, sw = g->stride_w;                                                        \
+        const T *yn = (const T *)j->y + n * H * W * C, *dpn = (const T *)j->dp + n * OH * OW * C;               \
+        memset(acc, 0, (size_t)((wb - wa) * C) * sizeof(T));                                                     \
+        /* windows oh with oh*sh - pad_top <= h < oh*sh - pad_top + k_h, ow likewise over [wa, wb) */            \
+        const int64_t lh = h + g->pad_top - g->k_h + 1, lw = wa + g->pad_left - g->k_w + 1;                      \
+        const int64_t oh0 = lh <= 0 ? 0 : (lh + sh - 1) / sh, ow0 = lw <= 0 ? 0 : (lw + sw - 1) / sw;           \
+        int64_t oh1 = (h + g->pad_top) / sh, ow1 = (wb - 1 + g->pad_left) / sw;                                  \
+        if (oh1 > OH - 1) oh1 = OH - 1;                                                                          \
+        if (ow1 > OW - 1) ow1 = OW - 1;                                                                          \
+        for (int64_t oh = oh0; oh <= oh1; oh++) {                                                                \
+            const int64_t hs = oh * sh - g->pad_top, h0 = hs < 0 ? 0 : hs, h1 = hs + g->k_h < H ? hs + g->k_h : H; \
+            if (h < h0 || h >= h1) continue;                                                                     \
+            for (int64_t ow = ow0; ow <= ow1; ow++) {                                                            \
+                const int64_t ws = ow * sw - g->pad_left, w0 = ws < 0 ? 0 : ws,                                  \
+                              w1 = ws + g->k_w < W ? ws + g->k_w : W;                                            \
+                const int64_t ca = w0 > wa ? w0 : wa, cb = w1 < wb ? w1 : wb, nw = w1 - w0;                      \
+                if (ca >= cb) continue;                                                                          \
+                const T *first = yn + (h0 * W + w0) * C;                                                         \
+                for (int64_t c = 0; c < C; c++) best[c] = first[c], idx[c] = 0;                                  \
+                for (int64_t hh = h0; hh < h1; hh++)                                                             \
+                    for (int64_t ww = hh == h0 ? w0 + 1 : w0; ww < w1; ww++) {                                   \
+                        const T *restrict p = yn + (hh * W + ww) * C;                                            \
+                        const int32_t t = (int32_t)((hh - h0) * nw + ww - w0);                                   \
+                        for (int64_t c = 0; c < C; c++) {                                                        \
+                            const T v = p[c];                                                                    \
+                            const bool m = best[c] < v;                                                          \
+                            best[c] = m ? v : best[c];                                                           \
+                            idx[c] = m ? t : idx[c];                                                             \
+                        }                                                                                        \
+                    }                                                                                            \
+                const T *restrict dpp = dpn + (oh * OW + ow) * C;                                                \
+                const int64_t base = (h - h0) * nw - w0; /* window index of (h, ww) is base + ww */               \
+                for (int64_t ww = ca; ww < cb; ww++) {                                                           \
+                    T *restrict a = acc + (ww - wa) * C;                                                         \
+                    const int32_t tw = (int32_t)(base + ww);                                                     \
+                    for (int64_t c = 0; c < C; c++) a[c] += idx[c] == tw ? dpp[c] : (T)0;                        \
+                }                                                                                                \
+            }                                                                                                    \
+        }                                                                                                        \
+    }                                                                                                            \
+                                                                                                                 \
+    /* acc for pixel rows [r0, r1) (at most RB_BLOCK), image row by image row */                                  \
+    static inline void route_block_##SFX(const relu_bias_job *j, int64_t r0, int64_t r1, T *acc, T *best,        \
+                                         int32_t *idx) {                                                         \
+        const int64_t W = j->g->in_w, HW = j->g->in_h * W;                                                       \
+        for (int64_t r = r0; r < r1;) {                                                                          \
+            const int64_t n = r / HW, h = r % HW / W, wa = r % W, wb = wa + (r1 - r) < W ? wa + (r1 - r) : W;    \
+            route_row_##SFX(j, n, h, wa, wb, acc + (r - r0) * j->g->in_c, best, idx);                            \
+            r += wb - wa;                                                                                        \
+        }                                                                                                        \
+    }
+
+ROUTE_DEFINE(float, f32)
+ROUTE_DEFINE(double, f64)
+
+/* float32, windows that do not overlap (stride >= window in both dimensions): dz of the window at p (nh x nw
+ * cells, rows ld floats apart, cells C apart) and its pooled gradient dpp. The argmax cell gets 0 + dp (as
+ * MaxPoolGrad's 0 + dy, turning -0 into +0), the others +0, each times (y > 0 ? 1 : 0) as ReluGrad's kernel
+ * multiplies: the bits MaxPoolGrad then _FusedBiasAddGrad write. */
+static inline __attribute__((always_inline)) void win2x2_f32(const float *restrict p, const float *restrict dpp, float *restrict d, int64_t ld,
+                              int64_t C) {
+    for (int64_t c = 0; c < C; c++) {
+        const float a = p[c], b = p[C + c], e = p[ld + c], f = p[ld + C + c];
+        const bool m1 = a < b;
+        float best = m1 ? b : a;
+        const bool m2 = best < e;
+        best = m2 ? e : best;
+        const bool m3 = best < f;
+        const float g = 0.0f + dpp[c];
+        const float g3 = m3 ? g : 0.0f, g2 = !m3 && m2 ? g : 0.0f, g1 = !m3 && !m2 && m1 ? g : 0.0f,
+                    g0 = !m3 && !m2 && !m1 ? g : 0.0f;
+        d[c] = g0 * (a > 0 ? 1.0f : 0.0f);
+        d[C + c] = g1 * (b > 0 ? 1.0f : 0.0f);
+        d[ld + c] = g2 * (e > 0 ? 1.0f : 0.0f);
+        d[ld + C + c] = g3 * (f > 0 ? 1.0f : 0.0f);
+    }
+}
+
+static inline __attribute__((always_inline)) void win_any_f32(const float *restrict p, const float *restrict dpp, float *restrict d, int64_t nh,
+                               int64_t nw, int64_t ld, int64_t C, float *restrict best, int32_t *restrict idx) {
+    for (int64_t c = 0; c < C; c++) best[c] = p[c], idx[c] = 0;
+    for (int64_t i = 0; i < nh; i++)
+        for (int64_t w = i == 0; w < nw; w++) {
+            const float *restrict q = p + i * ld + w * C;
+            const int32_t t = (int32_t)(i * nw + w);
+            for (int64_t c = 0; c < C; c++) {
+                const bool m = best[c] < q[c];
+                best[c] = m ? q[c] : best[c];
+                idx[c] = m ? t : idx[c];
+            }
+        }
+    for (int64_t i = 0; i < nh; i++)
+        for (int64_t w = 0; w < nw; w++) {
+            const float *restrict q = p + i * ld + w * C;
+            float *restrict o = d + i * ld + w * C;
+            const int32_t t = (int32_t)(i * nw + w);
+            for (int64_t c = 0; c < C; c++) o[c] = (idx[c] == t ? 0.0f + dpp[c] : 0.0f) * (q[c] > 0 ? 1.0f : 0.0f);
+        }
+}
+
+/* float32 disjoint windows: dz of image n's rows [h0, h1), the windows of pool row oh (all columns; columns no
+ * window covers get +0, as MaxPoolGrad's 0 times the ReLU gradient). */
+static inline __attribute__((always_inline)) void band_f32(const relu_bias_job *j, int64_t n, int64_t oh, int64_t h0, int64_t h1, float *best,
+                            int32_t *idx) {
+    const tfc_conv_geom *g = j->g;
+    const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OW = g->out_w, ld = W * C, nh = h1 - h0;
+    const float *yr = (const float *)j->y + (n * H + h0) * ld, *dpr = (const float *)j->dp + (n * g->out_h + oh) * OW * C;
+    float *dr = (float *)j->dz + (n * H + h0) * ld;
+    int64_t prev = 0;
+    for (int64_t ow = 0; ow < OW; ow++) {
+        const int64_t ws = ow * g->stride_w - g->pad_left, w0 = ws < 0 ? 0 : ws, w1 = ws + g->k_w < W ? ws + g->k_w : W;
+        for (int64_t i = 0; i < nh && w0 > prev; i++) memset(dr + i * ld + prev * C, 0, (size_t)((w0 - prev) * C) * sizeof(float));
+        if (w1 <= w0) continue;
+        prev = w1;
+        if (nh == 2 && w1 - w0 == 2) win2x2_f32(yr + w0 * C, dpr + ow * C, dr + w0 * C, ld, C);
+        else win_any_f32(yr + w0 * C, dpr + ow * C, dr + w0 * C, nh, w1 - w0, ld, C, best, idx);
+    }
+    for (int64_t i = 0; i < nh && W > prev; i++) memset(dr + i * ld + prev * C, 0, (size_t)((W - prev) * C) * sizeof(float));
+}
+
+/* float32 chunk [rb, re): whole bands of disjoint windows where they lie inside the chunk, else image-row
+ * segments gathered by route_row and multiplied by the ReLU gradient (the kernel _FusedBiasAddGrad runs);
+ * the column sums of each RB_BLOCK pixels (from rb, as _FusedBiasAddGrad's blocks) as soon as they are
+ * written, while in cache. */
+static inline __attribute__((always_inline)) void chunk_f32(const relu_bias_job *j, int64_t rb, int64_t re, double *part, float *acc, float *best,
+                             int32_t *idx, float *blk) {
+    const tfc_conv_geom *g = j->g;
+    const int64_t H = g->in_h, W = g->in_w, C = g->in_c, HW = H * W;
+    const bool disjoint = g->stride_h >= g->k_h && g->stride_w >= g->k_w;
+    float *dz = j->dz;
+    int64_t r = rb, summed = rb;
+    while (r < re) {
+        const int64_t n = r / HW, h = r % HW / W, wa = r % W;
+        const int64_t oh = (h + g->pad_top) / g->stride_h, hs = oh * g->stride_h - g->pad_top;
+        const bool covered = !disjoint || (oh < g->out_h && h < hs + g->k_h);
+        const int64_t h0 = hs < 0 ? 0 : hs, h1 = hs + g->k_h < H ? hs + g->k_h : H;
+        if (disjoint && covered && wa == 0 && h == h0 && r + (h1 - h0) * W <= re) {
+            if (j->pool_simd) {
+                const pool_job pj = {g, j->y, j->dp, j->dz, C, 1};
+                j->pool_simd->max_relu_band(&pj, n, oh);
+            } else {
+                band_f32(j, n, oh, h0, h1, best, idx);
+            }
+            r += (h1 - h0) * W;
+        } else {
+            const int64_t wb = wa + (re - r) < W ? wa + (re - r) : W;
+            if (!covered) memset(dz + r * C, 0, (size_t)((wb - wa) * C) * sizeof(float));
+            else {
+                route_row_f32(j, n, h, wa, wb, acc, best, idx);
+                j->simd->act_bwd(ACT_RELU, 0.2f, acc, (const float *)j->y + r * C, dz + r * C, (wb - wa) * C);
+            }
+            r += wb - wa;
+        }
+        for (; summed + RB_BLOCK <= r; summed += RB_BLOCK) {
+            tfc_nn_block_col_sums(dz + summed * C, RB_BLOCK, C, blk);
+            for (int64_t c = 0; c < C; c++) part[c] += (double)blk[c];
+        }
+    }
+    if (summed < re) {
+        tfc_nn_block_col_sums(dz + summed * C, re - summed, C, blk);
+        for (int64_t c = 0; c < C; c++) part[c] += (double)blk[c];
+    }
+}
+
+TFC_SIMD_CLONES static void relu_bias_chunks(void *arg, int64_t b, int64_t e) {
+    const relu_bias_job *j = arg;
+    const int64_t C = j->g->in_c;
+    const size_t es = j->dbl ? sizeof(double) : sizeof(float);
+    for (int64_t chunk = b; chunk < e; chunk++) {
+        double *part = j->partial + chunk * C;
+        char *scr = (char *)j->scratch + (size_t)(chunk * (j->acc_rows + 1) * C) * es;
+        int32_t *idx = j->idx + chunk * C;
+        float *blk = j->blk + chunk * C;
+        for (int64_t c = 0; c < C; c++) part[c] = 0;
+        const int64_t rb = chunk * j->rows_per_chunk, re = rb + j->rows_per_chunk < j->rows ? rb + j->rows_per_chunk : j->rows;
+        if (!j->dbl) {
+            if (rb < re) chunk_f32(j, rb, re, part, (float *)scr, (float *)scr + j->acc_rows * C, idx, blk);
+            continue;
+        }
+        /* float64 (the reference): blocks of pixels gathered by route_row, summed in double */
+        for (int64_t r0 = rb; r0 < re; r0 += RB_BLOCK) {
+            const int64_t r1 = re - r0 < RB_BLOCK ? re : r0 + RB_BLOCK, cnt = (r1 - r0) * C;
+            double *acc = (double *)scr, *dz = (double *)j->dz + r0 * C;
+            const double *y = (const double *)j->y + r0 * C;
+            route_block_f64(j, r0, r1, acc, acc + j->acc_rows * C, idx);
+            for (int64_t i = 0; i < cnt; i++) dz[i] = acc[i] * (double)(y[i] > 0);
+            for (int64_t i = 0; i < cnt; i++) part[i % C] += dz[i];
+        }
+    }
+}
+
+static bool max_pool_relu_bias_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const char *op = k->op->name;
+    const tfc_tensor *y = k->in[0];
+    tfc_conv_geom g;
+    if (!tfc_conv_geom_init(op, TFC_CONV_POOL, k->attrs, y->shape.dims, NULL, &g, st)) return false;
+    const tfc_dtype dt = y->dtype;
+    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
+    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, y->shape.dims, 4, st)) return false;
+    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &g.in_c, 1, st)) return false;
+    const int64_t C = g.in_c, rows = g.batch * g.in_h * g.in_w;
+    const bool dbl = dt == TFC_DOUBLE;
+    void *db = k->out[1]->data;
+    if (C == 0) return true;
+    if (rows == 0) {
+        memset(db, 0, (size_t)C * (dbl ? sizeof(double) : sizeof(float)));
+        return true;
+    }
+    const int64_t chunks = tfc_nn_reduce_chunks(k, rows, C);
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const int64_t acc_rows = g.in_w > RB_BLOCK ? g.in_w : RB_BLOCK;
+    const size_t bytes = (size_t)(chunks * C) * (sizeof(double) + sizeof(float) + sizeof(int32_t)) +
+                         (size_t)(chunks * (acc_rows + 1) * C) * es;
+    char *mem = tfc_malloc(bytes);
+    if (!mem) return tfc_status_oom(st, op, bytes);
+    relu_bias_job j = {.g = &g, .simd = tfc_nn_simd_get(), .pool_simd = dbl ? NULL : tfc_pool_simd_get(), .dbl = dbl, .y = y->data, .dp = k->in[2]->data,
+                       .dz = k->out[0]->data, .rows = rows, .rows_per_chunk = (rows + chunks - 1) / chunks,
+                       .acc_rows = acc_rows};
+    j.partial = (double *)mem;
+    j.scratch = mem + (size_t)(chunks * C) * sizeof(double);
+    j.blk = (float *)((char *)j.scratch + (size_t)(chunks * (acc_rows + 1) * C) * es);
+    j.idx = (int32_t *)(j.blk + chunks * C);
+    tfc_parallel_for(k->pool, chunks, j.rows_per_chunk * C * (g.k_h * g.k_w + 4), relu_bias_chunks, &j);
+    for (int64_t i = 1; i < chunks; i++)
+        for (int64_t c = 0; c < C; c++) j.partial[c] += j.partial[i * C + c];
+    if (dbl) memcpy(db, j.partial, (size_t)C * sizeof(double));
+    else
+        for (int64_t c = 0; c < C; c++) ((float *)db)[c] = (float)j.partial[c];
+    tfc_free(mem);
+    return true;
+}
+
 const tfc_kernel_reg tfc_cpu_kernels_fused_pool[] = {
     {"_TfcFusedConv2DMaxPool", fused_conv2d_max_pool},
+    {"_TfcFusedConv2DMaxPoolTrain", fused_conv2d_max_pool_train},
+    {"_TfcMaxPoolReluBiasGrad", max_pool_relu_bias_grad},
     {NULL, NULL},
 };

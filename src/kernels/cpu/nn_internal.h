@@ -76,6 +76,9 @@ float *tfc_nn_scratch(const tfc_kernel_ctx *k, int64_t n, tfc_status *st);
 /* Number of row chunks for a parallel column reduction of a [rows, cols] matrix: a few per thread, each
  * large enough to be worth a task. */
 int64_t tfc_nn_reduce_chunks(const tfc_kernel_ctx *k, int64_t rows, int64_t cols);
+/* blk[c] = the sum of the n rows of d (row stride ch) in column c, from 0 and added row after row in float
+ * (BiasAddGrad's order within a block of rows; fused.c, used by _FusedBiasAddGrad and fused_pool.c). */
+void tfc_nn_block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk);
 
 /* Kernels defined in nn_softmax.c and nn_batchnorm.c, registered by nn.c's table. */
 bool tfc_nn_softmax(tfc_kernel_ctx *k, tfc_status *st);

@@ -41,6 +41,10 @@ typedef struct tfc_pool_simd {
     tfc_range_fn avg_grad;
     /* AvgPoolGrad when windows do not overlap: as max_grad_disjoint, every cell of a window gets dy / count */
     tfc_range_fn avg_grad_disjoint;
+    /* _TfcMaxPoolReluBiasGrad's disjoint windows (fused_pool.c): out = MaxPoolGrad's dx times (x > 0 ? 1 : 0)
+     * (ReluGrad's factor, x the ReLU's output the pool read) on the input rows of window row (n, oh), every
+     * column; nothing else is written (rows no window covers are the caller's). */
+    void (*max_relu_band)(const pool_job *j, int64_t n, int64_t oh);
 } tfc_pool_simd;
 
 /* The table for the running CPU (NULL: run the scalar kernels). */
