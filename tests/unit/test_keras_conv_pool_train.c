@@ -1,0 +1,273 @@
+/* Conv2D(relu) -> MaxPooling2D under a training step's tape (_TfcFusedConv2DMaxPoolTrain, whose gradient is
+ * _TfcMaxPoolReluBiasGrad then the convolution's backprops; src/keras/model.c, src/kernels/cpu/fused_pool.c):
+ *  - _TfcMaxPoolReluBiasGrad against MaxPoolGrad then _FusedBiasAddGrad(Relu), bit for bit, on 1, 2 and 3
+ *    threads and every pooling SIMD table (AVX-512, AVX2, baseline, generic): the demo CNN's layer, odd sizes
+ *    (VALID dropping the last row and column, SAME clipping the edge windows), overlapping 3x3 windows,
+ *    stride past the window, channel counts not multiples of 16, batch 1, many chunks, and integer inputs
+ *    full of ties and zeros (y == 0: the ReLU gradient's edge), with -0 and negative upstream gradients;
+ *  - Sequential CNNs (the benchmark's, and odd sizes with SAME/overlapping pools) under a non-persistent
+ *    tape (fused) against a persistent one (the layer-by-layer ops): outputs and the gradients of every
+ *    weight bit for bit, batch 1 and 5, 1 and 2 threads, also with integer weights and inputs (ties, zeros);
+ *    the fused gradient op ran exactly when expected;
+ *  - fit (Adam) for several steps with the fusion on and off (TFC_KERAS_FUSE_CONV_POOL=0): the same weights
+ *    bit for bit. */
+#include <stdlib.h>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/cpu/pool_internal.h"
+#include "keras/keras_internal.h"
+#include "tfc/keras.h"
+#include "tfc_test.h"
+
+extern const tfc_kernel_reg tfc_cpu_kernels_fused_pool[];
+
+static tfc_kernel_fn orig_rbg;
+static int n_rbg;
+static bool count_rbg(tfc_kernel_ctx *k, tfc_status *st) { return n_rbg++, orig_rbg(k, st); }
+
+static uint32_t rng = 987654u;
+static float uniform(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 17;
+    rng ^= rng << 5;
+    return (float)(rng >> 8) / 8388608.0f - 1.0f;
+}
+
+/* uniform in [-scale, scale), or integers in [-ints, ints] when ints > 0 */
+static tfc_tensor *random_tensor(const int64_t *dims, int rank, float scale, int ints) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, dims, rank, &st);
+    REQUIRE(t);
+    float *p = tfc_tensor_mutable_data(t);
+    for (int64_t i = 0; i < tfc_tensor_num_elements(t); i++)
+        p[i] = ints ? (float)(int)((uniform() + 1.0f) * 0.5f * (float)(2 * ints + 1) - 1e-6f) - (float)ints
+                    : scale * uniform();
+    return t;
+}
+
+static bool same(const tfc_tensor *a, const tfc_tensor *b) {
+    if (!a || !b || !tfc_shape_equal(tfc_tensor_shape(a), tfc_tensor_shape(b))) return false;
+    return !memcmp(tfc_tensor_data(a), tfc_tensor_data(b), (size_t)tfc_tensor_num_elements(a) * sizeof(float));
+}
+
+/* ---- the op against MaxPoolGrad + _FusedBiasAddGrad ---- */
+static void op_case(tfc_ctx *ctx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t s, const char *pad,
+                    int ints) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_tensor *y = random_tensor((const int64_t[]){n, h, w, c}, 4, 1.0f, ints);
+    int64_t ks[4] = {1, k, k, 1}, ss[4] = {1, s, s, 1};
+    tfc_attr pa[3] = {TFC_ATTR_INTS("ksize", ks, 4), TFC_ATTR_INTS("strides", ss, 4), TFC_ATTR_S("padding", pad)};
+    tfc_tensor *pooled = tfc_emit(ctx, "MaxPool", &y, 1, pa, 3, &st);
+    REQUIRE(pooled);
+    tfc_tensor *dp = random_tensor(tfc_tensor_shape(pooled)->dims, 4, 2.0f, 0);
+    float *d = tfc_tensor_mutable_data(dp);
+    for (int64_t i = 0; i < tfc_tensor_num_elements(dp); i += 7) d[i] = -0.0f; /* -0 becomes +0 as MaxPoolGrad's */
+    tfc_tensor *dx = tfc_emit(ctx, "MaxPoolGrad", (tfc_tensor *[]){y, pooled, dp}, 3, pa, 3, &st);
+    tfc_attr ra = TFC_ATTR_S("activation", "Relu");
+    tfc_tensor *want[2] = {0}, *got[2] = {0};
+    REQUIRE(dx && tfc_execute(ctx, "_FusedBiasAddGrad", (tfc_tensor *[]){dx, y}, 2, &ra, 1, want, 2, &st) == 2);
+    REQUIRE(tfc_execute(ctx, "_TfcMaxPoolReluBiasGrad", (tfc_tensor *[]){y, pooled, dp}, 3, pa, 3, got, 2, &st) == 2);
+    const bool ok = same(got[0], want[0]) && same(got[1], want[1]);
+    if (!ok)
+        fprintf(stderr, "op case [%lld,%lld,%lld,%lld] k%lld s%lld %s ints %d: dz %d db %d\n", (long long)n,
+                (long long)h, (long long)w, (long long)c, (long long)k, (long long)s, pad, ints,
+                same(got[0], want[0]), same(got[1], want[1]));
+    CHECK(ok);
+    tfc_tensor_unref(y);
+    tfc_tensor_unref(dp);
+    tfc_scope_end(ctx);
+}
+
+static void op_cases(int threads) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+    REQUIRE(ctx);
+    const char *tables[] = {"avx512", "avx2", "baseline", "generic"};
+    for (int t = 0; t < 4; t++) {
+        if (!tfc_pool_simd_force(tables[t])) continue; /* not on this CPU */
+        for (int ints = 0; ints <= 2; ints += 2) {
+            op_case(ctx, 3, 26, 26, 32, 2, 2, "VALID", ints); /* the demo CNN's first layer */
+            op_case(ctx, 1, 7, 9, 5, 2, 2, "VALID", ints);    /* last row and column dropped */
+            op_case(ctx, 2, 5, 7, 17, 2, 2, "SAME", ints);    /* clipped edge windows */
+            op_case(ctx, 2, 9, 10, 4, 3, 2, "SAME", ints);    /* overlapping windows */
+            op_case(ctx, 2, 9, 10, 36, 3, 1, "VALID", ints);  /* stride 1 */
+            op_case(ctx, 1, 8, 8, 6, 2, 3, "SAME", ints);     /* uncovered rows and columns */
+            op_case(ctx, 2, 11, 13, 20, 3, 3, "VALID", ints); /* disjoint 3x3 */
+            op_case(ctx, 1, 6, 6, 33, 2, 2, "VALID", ints);   /* batch 1 */
+            op_case(ctx, 64, 12, 12, 16, 2, 2, "VALID", ints); /* many chunks */
+            op_case(ctx, 5, 11, 11, 64, 2, 2, "VALID", ints); /* the second layer's (odd 11x11) */
+        }
+    }
+    REQUIRE(tfc_pool_simd_force(NULL));
+    tfc_ctx_free(ctx);
+}
+
+/* ---- Keras ---- */
+static tfc_layer *conv(int64_t filters, const char *pad) {
+    return tfc_layers_conv2d(.filters = filters, .kernel_size = {3}, .activation = "relu", .padding = pad);
+}
+
+static tfc_model *bench_model(tfc_ctx *ctx) {
+    return tfc_sequential(ctx, (tfc_layer *[]){conv(32, NULL), tfc_layers_max_pooling2d(.pool_size = {2}),
+                                               conv(64, NULL), tfc_layers_max_pooling2d(.pool_size = {2}),
+                                               tfc_layers_flatten(), tfc_layers_dense(.units = 10, .activation = "softmax"),
+                                               NULL});
+}
+
+static tfc_model *odd_model(tfc_ctx *ctx) {
+    return tfc_sequential(
+        ctx, (tfc_layer *[]){conv(8, "same"), tfc_layers_max_pooling2d(.pool_size = {3}, .strides = {2}, .padding = "same"),
+                             conv(20, NULL), tfc_layers_max_pooling2d(.pool_size = {2}, .padding = "same"),
+                             tfc_layers_flatten(), tfc_layers_dense(.units = 5), NULL});
+}
+
+static int model_vars(tfc_model *m, tfc_variable **vars, int max) {
+    tfc_layer *ls[16];
+    int nl = tfc_model_layers(m, ls, 16), nv = 0;
+    for (int i = 0; i < nl; i++) nv += tfc_layer_weights(ls[i], vars + nv, max - nv);
+    return nv;
+}
+
+/* output and gradients of every weight, under a persistent tape (unfused) or not (fused) */
+static int run_tape(tfc_ctx *ctx, tfc_model *m, tfc_tensor *x, bool persistent, tfc_tensor **y, tfc_tensor **g) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_variable *vars[16];
+    const int nv = model_vars(m, vars, 16);
+    tfc_tape *tape = tfc_tape_new(ctx, persistent, true, &st);
+    REQUIRE(tape);
+    *y = tfc_model_call(m, x, true, &st);
+    REQUIRE(*y);
+    /* a weighted sum, so that each output element has its own upstream gradient */
+    tfc_tensor *w = random_tensor(tfc_tensor_shape(*y)->dims, 2, 1.0f, 0);
+    tfc_tensor *prod = tfc_emit(ctx, "Mul", (tfc_tensor *[]){*y, w}, 2, NULL, 0, &st);
+    REQUIRE(prod);
+    CHECK(tfc_tape_gradient(tape, prod, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, g, &st));
+    tfc_tape_free(tape);
+    tfc_tensor_unref(prod);
+    tfc_tensor_unref(w);
+    return nv;
+}
+
+static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], int threads, int64_t batch, bool ints) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+    REQUIRE(ctx);
+    tfc_model *m = make(ctx);
+    REQUIRE(m);
+    const int64_t xd[4] = {batch, in_dims[0], in_dims[1], in_dims[2]};
+    tfc_tensor *x = random_tensor(xd, 4, 1.0f, ints ? 1 : 0);
+    tfc_tensor *y0 = tfc_model_call(m, x, false, &st); /* builds */
+    REQUIRE(y0);
+    tfc_tensor_unref(y0);
+    if (ints) { /* integer convolution outputs: ties in the pools and exact zeros before the ReLUs */
+        tfc_variable *vars[16];
+        const int nv = model_vars(m, vars, 16);
+        for (int i = 0; i < nv; i++) {
+            const tfc_shape *s = tfc_variable_shape(vars[i]);
+            tfc_tensor *v = random_tensor(s->dims, s->rank, 1.0f, s->rank == 1 ? 0 : 1);
+            if (s->rank == 1) memset(tfc_tensor_mutable_data(v), 0, (size_t)tfc_tensor_num_elements(v) * sizeof(float));
+            REQUIRE(tfc_variable_assign(ctx, vars[i], v, &st));
+            tfc_tensor_unref(v);
+        }
+    }
+    tfc_tensor *yf, *yu, *gf[16] = {0}, *gu[16] = {0};
+    n_rbg = 0;
+    const uint32_t seed = rng;
+    const int nv = run_tape(ctx, m, x, false, &yf, gf);
+    const int fused = n_rbg;
+    rng = seed; /* the same output weights */
+    n_rbg = 0;
+    run_tape(ctx, m, x, true, &yu, gu);
+    CHECK(fused == 2 && n_rbg == 0);
+    CHECK(same(yf, yu));
+    for (int i = 0; i < nv; i++) {
+        const bool ok = gf[i] && gu[i] && same(gf[i], gu[i]);
+        if (!ok) fprintf(stderr, "keras case threads %d batch %lld ints %d: gradient %d differs\n", threads, (long long)batch, ints, i);
+        CHECK(ok);
+        tfc_tensor_unref(gf[i]);
+        tfc_tensor_unref(gu[i]);
+    }
+    tfc_tensor_unref(yf);
+    tfc_tensor_unref(yu);
+    tfc_tensor_unref(x);
+    tfc_model_free(m);
+    tfc_ctx_free(ctx);
+}
+
+/* fit with the fusion on, then off (on a copy of the initial weights): the same weights after */
+static void fit_case(int threads) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+    REQUIRE(ctx);
+    tfc_model *m[2] = {bench_model(ctx), bench_model(ctx)};
+    REQUIRE(m[0] && m[1]);
+    tfc_tensor *x = random_tensor((const int64_t[]){48, 28, 28, 1}, 4, 1.0f, 0);
+    tfc_tensor *labels = tfc_tensor_new(TFC_INT32, (const int64_t[]){48}, 1, &st);
+    REQUIRE(labels);
+    for (int i = 0; i < 48; i++) ((int32_t *)tfc_tensor_mutable_data(labels))[i] = (i * 7) % 10;
+    for (int k = 0; k < 2; k++) {
+        tfc_tensor *y = tfc_model_call(m[k], x, false, &st);
+        REQUIRE(y);
+        tfc_tensor_unref(y);
+        REQUIRE(tfc_compile(m[k], &st, .optimizer = tfc_optimizers_adam(.learning_rate = 0.01),
+                            .loss_name = "sparse_categorical_crossentropy"));
+    }
+    tfc_layer *l0[16], *l1[16];
+    const int nl = tfc_model_layers(m[0], l0, 16);
+    REQUIRE(tfc_model_layers(m[1], l1, 16) == nl);
+    for (int i = 0; i < nl; i++) {
+        tfc_tensor *w[4] = {0};
+        const int nw = tfc_layer_get_weights(l0[i], w, 4, &st);
+        REQUIRE(nw >= 0 && (nw == 0 || tfc_layer_set_weights(l1[i], ctx, w, nw, &st)));
+        for (int k = 0; k < nw; k++) tfc_tensor_unref(w[k]);
+    }
+    for (int k = 0; k < 2; k++) {
+        if (k) setenv("TFC_KERAS_FUSE_CONV_POOL", "0", 1);
+        n_rbg = 0;
+        CHECK(tfc_model_fit(m[k], x, labels,
+                            &(tfc_fit_opts){.batch_size = 16, .epochs = 2, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT},
+                            NULL, &st));
+        CHECK(k ? n_rbg == 0 : n_rbg == 2 * 6); /* two pairs, three steps an epoch */
+        unsetenv("TFC_KERAS_FUSE_CONV_POOL");
+    }
+    tfc_variable *v0[16], *v1[16];
+    const int nv = model_vars(m[0], v0, 16);
+    REQUIRE(model_vars(m[1], v1, 16) == nv);
+    for (int i = 0; i < nv; i++) {
+        tfc_tensor *a = tfc_variable_read(ctx, v0[i], &st), *b = tfc_variable_read(ctx, v1[i], &st);
+        const bool ok = same(a, b);
+        if (!ok) fprintf(stderr, "fit threads %d: weight %d differs\n", threads, i);
+        CHECK(ok);
+        tfc_tensor_unref(a);
+        tfc_tensor_unref(b);
+    }
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(labels);
+    tfc_model_free(m[0]);
+    tfc_model_free(m[1]);
+    tfc_ctx_free(ctx);
+}
+
+int main(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *init = tfc_ctx_new(NULL, &st); /* the registry, before the counting kernel replaces the op's */
+    REQUIRE(init);
+    for (const tfc_kernel_reg *r = tfc_cpu_kernels_fused_pool; r->op; r++)
+        if (!strcmp(r->op, "_TfcMaxPoolReluBiasGrad")) orig_rbg = r->fn;
+    REQUIRE(orig_rbg);
+    REQUIRE(tfc_kernel_register("_TfcMaxPoolReluBiasGrad", "CPU", count_rbg, &st));
+    for (int t = 1; t <= 3; t++) op_cases(t);
+    for (int t = 1; t <= 2; t++)
+        for (int b = 0; b < 2; b++) {
+            keras_case(bench_model, (const int64_t[]){28, 28, 1}, t, b ? 5 : 1, false);
+            keras_case(bench_model, (const int64_t[]){28, 28, 1}, t, b ? 5 : 1, true);
+            keras_case(odd_model, (const int64_t[]){15, 13, 3}, t, b ? 5 : 1, false);
+            keras_case(odd_model, (const int64_t[]){15, 13, 3}, t, b ? 5 : 1, true);
+        }
+    fit_case(1);
+    fit_case(2);
+    REQUIRE(tfc_kernel_register("_TfcMaxPoolReluBiasGrad", "CPU", orig_rbg, &st));
+    tfc_ctx_free(init);
+    TEST_MAIN_END();
+}
