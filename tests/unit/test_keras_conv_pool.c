@@ -7,8 +7,9 @@
  *    ops), bit for bit, with a counting kernel showing the fused op ran (once per Conv2D/MaxPooling2D pair);
  *    after set_weights and in-place updates (assign_add) of either kernel the fused result follows the new
  *    weights (the Winograd filter transform the op keeps between calls is not stale);
- *  - no fusion under a recording tape (the gradient is the unfused ops'), with training=true, or where
- *    the convolution's output is also read elsewhere (a Functional model);
+ *  - no inference fusion under a recording tape (the training fusion runs there instead:
+ *    test_keras_conv_pool_train.c), with training=true, or where the convolution's output is also read
+ *    elsewhere (a Functional model);
  *  - Dense(softmax) for inference (_FusedMatMul with the bias, then Softmax) against MatMul, BiasAdd, Softmax. */
 #include "kernels/cpu/kernels.h"
 #include "keras/keras_internal.h"
@@ -174,7 +175,7 @@ static void keras_cases(int threads) {
     y = tfc_model_call(m, x, true, &st);
     CHECK(y && n_fused == 0);
     tfc_tensor_unref(y);
-    /* under a recording tape: the unfused ops, whose gradient exists */
+    /* under a recording tape: not the inference op (the training one, whose gradient exists) */
     tfc_tape *tape = tfc_tape_new(ctx, false, true, &st);
     REQUIRE(tape);
     n_fused = 0;

@@ -94,6 +94,7 @@ static void op_cases(int threads) {
             op_case(ctx, 2, 9, 10, 36, 3, 1, "VALID", ints);  /* stride 1 */
             op_case(ctx, 1, 8, 8, 6, 2, 3, "SAME", ints);     /* uncovered rows and columns */
             op_case(ctx, 2, 11, 13, 20, 3, 3, "VALID", ints); /* disjoint 3x3 */
+            op_case(ctx, 2, 7, 8, 5, 3, 3, "SAME", ints);     /* disjoint 3x3 padded on both sides */
             op_case(ctx, 1, 6, 6, 33, 2, 2, "VALID", ints);   /* batch 1 */
             op_case(ctx, 64, 12, 12, 16, 2, 2, "VALID", ints); /* many chunks */
             op_case(ctx, 5, 11, 11, 64, 2, 2, "VALID", ints); /* the second layer's (odd 11x11) */
