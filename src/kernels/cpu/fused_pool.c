@@ -16,7 +16,10 @@
  * buffer: tfc's tensors are immutable and its in-place writers (variable updates, optimizers) check that
  * they own a buffer alone before writing, so while the entry holds it the data cannot change (an update
  * copies instead; the next call finds a new buffer and transforms it). The held buffers stay allocated
- * until their entry is replaced (at most U_CACHE filters of at most U_MAX_FLOATS transformed floats). */
+ * until their entry is replaced (at most U_CACHE filters of at most U_MAX_FLOATS transformed floats).
+ *
+ * Also the training pair's kernels (fused_pool_ops.h): _TfcFusedConv2DMaxPoolTrain (MaxPool of the given
+ * convolution output) and _TfcMaxPoolReluBiasGrad (its gradient's single pass, below). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -306,14 +309,19 @@ static bool fused_conv2d_max_pool_train(tfc_kernel_ctx *k, tfc_status *st) {
 
 /* ---- _TfcMaxPoolReluBiasGrad: dz = ReluGrad(MaxPoolGrad(y, pooled, dp), y), db = BiasAddGrad(dz) ----
  * y, dz: [N, H, W, C] (the pool's input), dp: [N, OH, OW, C]. The pixel rows (n, h, w) of y are cut into the
- * chunks _FusedBiasAddGrad uses (tfc_nn_reduce_chunks) and each chunk into blocks of RB_BLOCK pixels, its
- * blocks: for each block, the MaxPoolGrad value of every pixel is gathered into a small buffer (acc) from
- * the windows covering its image row, in (oh, ow) order, each window's first maximum (row-major order,
- * `best < v`) recomputed from y; then dz = acc * (y > 0) by the same ReLU-gradient kernel _FusedBiasAddGrad
- * runs, written once, and the block's column sums added to the chunk's (float per block, double across
- * blocks), chunks then added in order. So dz and db equal MaxPoolGrad then _FusedBiasAddGrad bit for bit:
- * acc starts at +0 and adds dp at the argmax (+0 elsewhere: exact, acc is never -0), as MaxPoolGrad adds dy
- * to a zeroed dx; a window covering two blocks is recomputed in each (cheap: y is in cache). */
+ * chunks _FusedBiasAddGrad uses (tfc_nn_reduce_chunks), one task each. float32 walks its chunk in pixel
+ * order: where windows do not overlap (the CNN's 2x2 pools), a whole band of image rows under one pool row
+ * at a time (the pooling SIMD table's max_relu_band: argmax, dp routed there, times the ReLU factor, each
+ * dz written once; band_f32 without a table); elsewhere (overlapping windows, a band cut by the chunk's
+ * ends) image-row segments gathered by route_row (every covering window in (oh, ow) order, each window's
+ * first maximum in row-major order recomputed from y) and multiplied by the ReLU-gradient kernel
+ * _FusedBiasAddGrad runs. The column sums of each RB_BLOCK pixels from the chunk's start (the blocks of
+ * _FusedBiasAddGrad) are taken as soon as they are written, while in cache: float per block, double across
+ * blocks, chunks then added in order. So dz and db equal MaxPoolGrad then _FusedBiasAddGrad bit for bit
+ * (acc starts at +0 and adds dp at the argmax, +0 elsewhere: exact, acc is never -0, as MaxPoolGrad adds dy
+ * to a zeroed dx), and the op reads y once and writes dz once instead of MaxPoolGrad writing a mostly-zero
+ * dx that _FusedBiasAddGrad reads back with y. float64 (the op tests' reference) gathers blocks of RB_BLOCK
+ * pixels with route_row and sums in double. */
 #define RB_BLOCK 64 /* _FusedBiasAddGrad's block of rows */
 
 typedef struct {
