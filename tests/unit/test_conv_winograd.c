@@ -187,6 +187,9 @@ static void run_isa(const char *isa, tfc_threadpool *pool) {
         {1, 16, 16, 300, 24, 0, 0, 1, 1}, /* long k for the GEMM */
         {3, 13, 13, 32, 64, 0, 0, 0, 0},  /* the filter gradient's product transposed (M^T = D^T V), 11x11 */
         {2, 9, 10, 48, 40, 1, 1, 1, 1},   /* the same, channels not multiples of 16 */
+        {5, 12, 9, 20, 36, 0, 0, 0, 0},   /* (pool) several images per unit of the adjoint input gradient,
+                                           * blocks spanning images: each image's dx zeroed at its first tile */
+        {6, 10, 10, 17, 33, 0, 0, 0, 0},  /* (no pool) one unit over all images, odd channel counts */
     };
     bool ok = true;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0] && ok; i++) {

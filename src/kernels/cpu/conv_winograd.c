@@ -290,6 +290,20 @@ static inline __attribute__((always_inline)) void output_tile(const float *mt, i
     for (; i < co; i++) OUTPUT_XFORM(float, LOAD_S, STORE_S, act_s);
 }
 
+/* Prefetches the (up to) 2x2 pixels of j->y ([n, oh, ow, co]) that tile *tf covers, all channels: for
+ * writing (the forward output) or for reading (dy in the filter and input gradients). */
+static inline __attribute__((always_inline)) void prefetch_out_tile(const wino_job *j, const tile_pos *tf,
+                                                                    bool write) {
+    const int64_t CO = j->co, len = (tf->c + 1 < j->ow ? 2 : 1) * CO;
+    for (int a = 0; a < 2 && tf->r + a < j->oh; a++) {
+        const float *row = j->y + ((tf->n * j->oh + tf->r + a) * j->ow + tf->c) * CO;
+        if (write)
+            for (int64_t k = 0; k < len; k += 16) __builtin_prefetch(row + k, 1, 3);
+        else
+            for (int64_t k = 0; k < len; k += 16) __builtin_prefetch(row + k, 0, 3);
+    }
+}
+
 TFC_SIMD_CLONES static void output_block(const wino_job *j, int64_t q0, int64_t nt, const float *m, const float *zeros,
                                          float *dump) {
     const int64_t CO = j->co, ps = j->mps;
@@ -298,12 +312,7 @@ TFC_SIMD_CLONES static void output_block(const wino_job *j, int64_t q0, int64_t 
     for (int64_t t = 0; t < nt; t++, tile_next(j, &tp), tile_next(j, &tf)) {
         /* the output pixels PF_TILES tiles ahead, for writing: the stores otherwise wait on each line's read
          * from memory (the layer's output is new memory) */
-        if (q0 + t + PF_TILES < j->tiles)
-            for (int a = 0; a < 2 && tf.r + a < j->oh; a++) {
-                const float *row = j->y + ((tf.n * j->oh + tf.r + a) * j->ow + tf.c) * CO;
-                const int64_t len = (tf.c + 1 < j->ow ? 2 : 1) * CO;
-                for (int64_t k = 0; k < len; k += 16) __builtin_prefetch(row + k, 1, 3);
-            }
+        if (q0 + t + PF_TILES < j->tiles) prefetch_out_tile(j, &tf, true);
         float *y[4];
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++)
@@ -520,8 +529,12 @@ bool tfc_conv2d_winograd_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom
 /* D[p][t][:] of tiles [q0, q0 + nt) from the output gradient (j->y, [n, oh, ow, co]) */
 TFC_SIMD_CLONES static void dy_block(const wino_job *j, int64_t q0, int64_t nt, float *d, const float *zeros) {
     const int64_t CO = j->co, ps = j->mps, cv = CO / WVL * WVL;
-    tile_pos tp = tile_at(j, q0);
-    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
+    tile_pos tp = tile_at(j, q0), tf = tile_at(j, q0 + PF_TILES);
+    for (int64_t t = 0; t < nt; t++, tile_next(j, &tp), tile_next(j, &tf)) {
+        /* dy's pixels PF_TILES tiles ahead: dy is the layer's new output gradient, past L2 at training sizes
+         * (128x11x11x64: 4 MB), and the loads of each tile otherwise waited on memory (half of the
+         * transform's samples) */
+        if (q0 + t + PF_TILES < j->tiles) prefetch_out_tile(j, &tf, false);
         const float *yp[4];
         for (int a = 0; a < 2; a++)
             for (int b = 0; b < 2; b++)
@@ -686,7 +699,7 @@ bool tfc_conv2d_winograd_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geo
  * With "VALID" padding the output has fewer tiles than the input (11x11 from 13x13: 36 tiles per image
  * against 49 for the rotated-filter form above, whose tiles cover dx), so 0.73 of its products. The 4x4
  * patches overlap, so tiles of one image run in order on one thread: units are ranges of whole images, each
- * adding into its own images of dx (zeroed first) in tile order (so the same result on every run, whichever
+ * adding into its own images of dx (each zeroed at its first tile) in tile order (so the same result on every run, whichever
  * thread's scratch slot a unit runs in). */
 typedef struct {
     wino_job w;
@@ -723,6 +736,10 @@ TFC_SIMD_CLONES static void adj_output_block(const bi_job *bj, int64_t q0, int64
     const int64_t C = j->c, zps = j->vps, cv = C / WVL * WVL;
     tile_pos tp = tile_at(j, q0);
     for (int64_t t = 0; t < nt; t++, tile_next(j, &tp)) {
+        /* an image's dx is zeroed at its first tile, so that its lines are in cache for the tiles' additions
+         * (zeroed all at once before, dx (128x13x13x32: 2.7 MB) went past L2 and every addition waited on
+         * memory) */
+        if (tp.r == 0 && tp.c == 0) memset(bj->dx + tp.n * j->h * j->w * C, 0, (size_t)(j->h * j->w * C) * sizeof(float));
         float *px[16];
         const int64_t ih0 = tp.r - j->pt, iw0 = tp.c - j->pl;
         for (int a = 0; a < 4; a++)
@@ -773,11 +790,13 @@ bool tfc_conv2d_winograd_bwd_input_adj_f32(tfc_threadpool *pool, const tfc_conv_
     if (!check("Conv2DBackpropInput", g, &j->isa, st)) return false;
     const int64_t dx_len = j->n * j->h * j->w * j->c;
     if (dx_len == 0) return true;
-    tfc_conv_zero(pool, dx, (size_t)dx_len * sizeof(float));
     j->th = (j->oh + 1) / 2;
     j->tw = (j->ow + 1) / 2;
     j->tiles = j->n * j->th * j->tw;
-    if (j->tiles == 0 || j->co == 0) return true;
+    if (j->tiles == 0 || j->co == 0) { /* (else each image is zeroed at its first tile: adj_output_block) */
+        tfc_conv_zero(pool, dx, (size_t)dx_len * sizeof(float));
+        return true;
+    }
     const int threads = tfc_threadpool_size(pool);
     const int64_t T = block_tiles(j, 1); /* (units are images: no finer split for threads) */
     j->T = T;
