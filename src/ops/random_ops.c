@@ -1,7 +1,8 @@
 /* Stateful random ops (tensorflow/core/ops/random_ops.cc). All are Philox-based with TensorFlow's seed
  * attrs: (seed, seed2) = (0, 0) draws a nondeterministic seed once per cached kernel; any other pair
  * gives TensorFlow's exact stream, continued across calls with the same attrs (see kernels/cpu/random.c).
- * None is differentiable (TensorFlow registers them as NotDifferentiable). */
+ * None is differentiable (TensorFlow registers them as NotDifferentiable). The tfc-internal _TfcDropout
+ * (Keras Dropout in training) draws from RandomUniform's stream and has a gradient (below). */
 #include "core/tensor_internal.h"
 #include "ops/op_util.h"
 
@@ -77,7 +78,61 @@ const tfc_op_def tfc_op_def_random_uniform_int = {
     .shape = random_int_shape, .not_differentiable = true, .stateful = true,
 };
 
+/* ---- tfc-internal fused dropout (Keras Dropout in training, noise_shape None) ----
+ * _TfcDropout(x) draws u = RandomUniform(shape(x), seed, seed2) from the same generator state as that
+ * RandomUniform call (the stream continues across both ops) and returns, bit for bit as tf.nn.dropout's ops,
+ *   output = (x * scale) * Cast(u >= rate)     scale = T(1 / (1 - rate)), rate compared as T(rate)
+ *   mask   = u >= rate                          (kept for the gradient)
+ * in one pass; _TfcDropoutGrad(dy, mask) = (dy * Cast(mask)) * scale, the unfused ops' gradient. */
+static bool dropout_rate_ok(tfc_shape_ctx *c, tfc_status *st) {
+    const double rate = tfc_attrs_float(c->attrs, "rate", 0);
+    if (!(rate >= 0 && rate < 1)) return TFC_OP_ERR(c, st, "rate must be in [0, 1), got %g", rate);
+    return true;
+}
+
+static bool dropout_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!dropout_rate_ok(c, st)) return false;
+    tfc_set_out(c, 0, &c->in_shapes[0]);
+    tfc_set_out(c, 1, &c->in_shapes[0]);
+    return true;
+}
+
+static bool dropout_grad_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!dropout_rate_ok(c, st)) return false;
+    const tfc_shape *a = &c->in_shapes[0], *b = &c->in_shapes[1];
+    bool same = a->rank < 0 || b->rank < 0 || a->rank == b->rank;
+    for (int i = 0; same && a->rank >= 0 && b->rank >= 0 && i < a->rank; i++)
+        same = a->dims[i] < 0 || b->dims[i] < 0 || a->dims[i] == b->dims[i];
+    if (!same) return TFC_OP_ERR(c, st, "dy %s and mask %s must have the same shape", SHP(a), SHP(b));
+    tfc_set_out(c, 0, a->rank >= 0 ? a : b);
+    return true;
+}
+
+static bool dropout_grad_fn(tfc_grad_ctx *g, tfc_status *st) {
+    tfc_attr a = TFC_ATTR_F("rate", tfc_attrs_float(g->attrs, "rate", 0));
+    return (g->dx[0] = tfc_emit(g->ctx, "_TfcDropoutGrad", (tfc_tensor *[]){g->dy[0], g->out[1]}, 2, &a, 1, st)) !=
+           NULL;
+}
+
+/* linear in dy: the same op on the upstream gradient; none for the mask */
+static bool dropout_grad_grad_fn(tfc_grad_ctx *g, tfc_status *st) {
+    tfc_attr a = TFC_ATTR_F("rate", tfc_attrs_float(g->attrs, "rate", 0));
+    return (g->dx[0] = tfc_emit(g->ctx, "_TfcDropoutGrad", (tfc_tensor *[]){g->dy[0], g->in[1]}, 2, &a, 1, st)) !=
+           NULL;
+}
+
+const tfc_op_def tfc_op_def_tfc_dropout = {
+    .name = "_TfcDropout", .inputs = "x: T", .outputs = "output: T, mask: bool",
+    .attrs = "rate: float, " SEED_ATTRS "T: {float, double}",
+    .shape = dropout_shape, .grad = dropout_grad_fn, .stateful = true,
+};
+const tfc_op_def tfc_op_def_tfc_dropout_grad = {
+    .name = "_TfcDropoutGrad", .inputs = "dy: T, mask: bool", .outputs = "dx: T",
+    .attrs = "rate: float, T: {float, double}",
+    .shape = dropout_grad_shape, .grad = dropout_grad_grad_fn,
+};
+
 const tfc_op_def *const tfc_ops_random[] = {
     &tfc_op_def_random_uniform, &tfc_op_def_random_standard_normal, &tfc_op_def_truncated_normal,
-    &tfc_op_def_random_uniform_int, NULL,
+    &tfc_op_def_random_uniform_int, &tfc_op_def_tfc_dropout, &tfc_op_def_tfc_dropout_grad, NULL,
 };

@@ -34,6 +34,19 @@ const op_case op_cases_random[] = {
      .no_reference = true},
     {"RandomUniformInt", "parallel", 3, {IN_I64(1, 2, 500, 200), SCALAR_T(-100), SCALAR_T(100)}, SEEDS,
      .dtypes = INTS, .no_reference = true},
+    /* _TfcDropout (tfc-internal): rate 0 keeps everything (x * 1 * 1), comparable with float64 and
+     * differentiable by finite differences; other rates only run here (tests/unit/test_random.c compares them
+     * with the unfused ops bit for bit) */
+    {"_TfcDropout", "rate 0", 1, {IN_T(2, 3, 5)}, 1, {TFC_ATTR_F("rate", 0.0)}, .grad = true},
+    {"_TfcDropout", "rate 0.5, seeded, parallel", 1, {IN_T(2, 60, 301)}, 3,
+     {TFC_ATTR_F("rate", 0.5), TFC_ATTR_I("seed", 7), TFC_ATTR_I("seed2", 11)}, .no_reference = true},
+    {"_TfcDropout", "unseeded, odd size", 1, {IN_T(3, 3, 1, 7)}, 1, {TFC_ATTR_F("rate", 0.25)}, .no_reference = true},
+    {"_TfcDropout", "scalar", 1, {IN_T(0)}, 1, {TFC_ATTR_F("rate", 0.5)}, .no_reference = true},
+    {"_TfcDropout", "size 0", 1, {IN_T(2, 4, 0)}, 1, {TFC_ATTR_F("rate", 0.5)}, .no_reference = true},
+    {"_TfcDropoutGrad", "rate 0.3", 2, {IN_T(2, 4, 5), {.dtype = TFC_BOOL, .rank = 2, .dims = {4, 5}, .no_grad = true}},
+     1, {TFC_ATTR_F("rate", 0.3)}, .grad = true},
+    {"_TfcDropoutGrad", "parallel, fixed mask", 2, {IN_T(1, 1000), {.dtype = TFC_BOOL, .rank = 1, .dims = {1000},
+     .no_grad = true}}, 1, {TFC_ATTR_F("rate", 0.6)}, .grad = true},
     {0},
 };
 
@@ -75,5 +88,19 @@ const bad_case bad_cases_random[] = {
      .expect = {"RandomUniformInt", "int32", "int64"}},
     {"RandomUniformInt", "negative dim", 3, {IN_I32(1, 2, -1, 3), SCALAR_T(0), SCALAR_T(4)}, .dtype = TFC_INT32,
      .code = TFC_INVALID_ARGUMENT, .expect = {"RandomUniformInt", "Dimension -1 must be >= 0"}},
+    {"_TfcDropout", "rate 1", 1, {IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", 1.0)}, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"_TfcDropout", "rate must be in [0, 1), got 1"}},
+    {"_TfcDropout", "negative rate", 1, {IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", -0.5)}, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"_TfcDropout", "rate must be in [0, 1), got -0.5"}},
+    {"_TfcDropout", "int32 x", 1, {IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", 0.5)}, .dtype = TFC_INT32,
+     .code = TFC_INVALID_ARGUMENT, .expect = {"_TfcDropout", "int32"}},
+    {"_TfcDropout", "missing rate", 1, {IN_T(1, 3)}, .code = TFC_INVALID_ARGUMENT, .expect = {"_TfcDropout", "rate"}},
+    {"_TfcDropoutGrad", "mask shape", 2, {IN_T(2, 2, 3), {.dtype = TFC_BOOL, .rank = 2, .dims = {3, 2}}}, 1,
+     {TFC_ATTR_F("rate", 0.5)}, .code = TFC_INVALID_ARGUMENT,
+     .expect = {"_TfcDropoutGrad", "dy [2,3] and mask [3,2] must have the same shape"}},
+    {"_TfcDropoutGrad", "float mask", 2, {IN_T(1, 3), IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", 0.5)},
+     .code = TFC_INVALID_ARGUMENT, .expect = {"_TfcDropoutGrad", "input #1", "bool", "float32"}},
+    {"_TfcDropoutGrad", "rate 1.5", 2, {IN_T(1, 3), {.dtype = TFC_BOOL, .rank = 1, .dims = {3}}}, 1,
+     {TFC_ATTR_F("rate", 1.5)}, .code = TFC_INVALID_ARGUMENT, .expect = {"_TfcDropoutGrad", "rate must be in [0, 1)"}},
     {0},
 };

@@ -2,6 +2,7 @@
  * continuation across calls, TensorFlow's seed rules, nondeterministic seeding, and the moments of each
  * distribution. */
 #include "core/philox.h"
+#include "core/tensor_internal.h"
 #include "tfc_test.h"
 #include "tfc/ops/random.h"
 
@@ -327,6 +328,123 @@ static void test_moments(void) {
     tfc_tensor_unref(u);
 }
 
+/* ---- _TfcDropout against tf.nn.dropout's unfused ops ----
+ * Each case runs, on a fresh context per path (fresh generator states), two consecutive dropouts of x:
+ * the unfused RandomUniform -> GreaterEqual -> Cast -> Mul(x, scale) -> Mul(., mask) (as the Keras layer
+ * emitted them), and _TfcDropout, then the gradients of sum(w * y) for both; outputs and gradients must be
+ * equal bit for bit. A third context mixes them (fused, then unfused): the stream continues across the two. */
+static tfc_tensor *unfused_dropout(tfc_ctx *c, tfc_tensor *x, double rate, int64_t seed, int64_t seed2) {
+    tfc_status st = TFC_STATUS_INIT;
+    const tfc_shape *xs = tfc_tensor_shape(x);
+    const tfc_dtype dt = tfc_tensor_dtype(x);
+    int32_t d32[TFC_MAX_RANK];
+    for (int i = 0; i < xs->rank; i++) d32[i] = (int32_t)xs->dims[i];
+    tfc_tensor *sh = tfc_vec_i32(d32, xs->rank, &st), *scale = tfc_scalar(dt, 1.0 / (1.0 - rate), &st),
+               *r = tfc_scalar(dt, rate, &st);
+    tfc_attr a[3] = {TFC_ATTR_I("seed", seed), TFC_ATTR_I("seed2", seed2), TFC_ATTR_T("dtype", dt)};
+    tfc_attr ca = TFC_ATTR_T("DstT", dt);
+    tfc_tensor *u = tfc_emit(c, "RandomUniform", &sh, 1, a, 3, &st);
+    tfc_tensor *keep = tfc_emit(c, "GreaterEqual", (tfc_tensor *[]){u, r}, 2, NULL, 0, &st);
+    tfc_tensor *mask = tfc_emit(c, "Cast", &keep, 1, &ca, 1, &st);
+    tfc_tensor *scaled = tfc_emit(c, "Mul", (tfc_tensor *[]){x, scale}, 2, NULL, 0, &st);
+    tfc_tensor *y = tfc_emit(c, "Mul", (tfc_tensor *[]){scaled, mask}, 2, NULL, 0, &st);
+    CHECK_OK(&st);
+    tfc_tensor_unref(sh), tfc_tensor_unref(scale), tfc_tensor_unref(r), tfc_tensor_unref(u);
+    tfc_tensor_unref(keep), tfc_tensor_unref(mask), tfc_tensor_unref(scaled);
+    return y;
+}
+
+static tfc_tensor *fused_dropout(tfc_ctx *c, tfc_tensor *x, double rate, int64_t seed, int64_t seed2) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_attr a[3] = {TFC_ATTR_F("rate", rate), TFC_ATTR_I("seed", seed), TFC_ATTR_I("seed2", seed2)};
+    tfc_tensor *o[2] = {NULL, NULL};
+    CHECK(tfc_execute(c, "_TfcDropout", &x, 1, a, 3, o, 2, &st) == 2);
+    CHECK_OK(&st);
+    if (o[1]) { /* the mask: u >= rate where the output is x * scale (or where x * scale is 0) */
+        CHECK(tfc_tensor_dtype(o[1]) == TFC_BOOL);
+        tfc_tensor_unref(o[1]);
+    }
+    return o[0];
+}
+
+/* y (two calls) and dx = d sum(w * y) / dx of the second call, on a new context */
+static void dropout_run(bool fused, int threads, tfc_tensor *x, tfc_tensor *w, double rate, int64_t seed,
+                        tfc_tensor **y1, tfc_tensor **y2, tfc_tensor **dx) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *c = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+    REQUIRE(c);
+    *y1 = (fused ? fused_dropout : unfused_dropout)(c, x, rate, seed, 5);
+    tfc_tape *tape = tfc_tape_new(c, false, false, &st);
+    tfc_tape_watch(tape, x);
+    *y2 = (fused ? fused_dropout : unfused_dropout)(c, x, rate, seed, 5);
+    tfc_tensor *t = tfc_emit(c, "Mul", (tfc_tensor *[]){*y2, w}, 2, NULL, 0, &st);
+    *dx = NULL;
+    CHECK(tfc_tape_gradient(tape, t, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, dx, &st));
+    CHECK_OK(&st);
+    tfc_tensor_unref(t);
+    tfc_tape_free(tape);
+    tfc_ctx_free(c);
+}
+
+static void check_same_bits(const char *what, const tfc_tensor *a, const tfc_tensor *b, int64_t n, size_t sz) {
+    CHECK(a && b);
+    if (!a || !b) return;
+    const bool same = !memcmp(tfc_tensor_data(a), tfc_tensor_data(b), (size_t)n * sz);
+    if (!same) fprintf(stderr, "dropout: %s differs from the unfused ops (%lld elements)\n", what, (long long)n);
+    CHECK(same);
+}
+
+static void test_fused_dropout(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    static const int64_t shapes[][3] = {{2, 128, 1600}, {2, 1, 1}, {2, 1, 7}, {2, 15, 17}, {1, 255, 0},
+                                        {1, 257, 0},    {2, 2, 0}};
+    static const double rates[] = {0.5, 0.1, 0.3, 0.0, 0.9};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int dti = 0; dti < 2; dti++)
+            for (int threads = 1; threads <= 2; threads++) {
+                const tfc_dtype dt = dti ? TFC_DOUBLE : TFC_FLOAT;
+                const size_t sz = tfc_dtype_size(dt);
+                const double rate = rates[(si + (size_t)dti + (size_t)threads) % 5];
+                const int rank = (int)shapes[si][0];
+                int64_t dims[2] = {shapes[si][1], shapes[si][2]}, n = dims[0] * (rank == 2 ? dims[1] : 1);
+                tfc_tensor *x = tfc_tensor_new(dt, dims, rank, &st), *w = tfc_tensor_new(dt, dims, rank, &st);
+                REQUIRE(x && w);
+                for (int64_t i = 0; i < n; i++) {
+                    /* values, and some zeros, -0, inf and NaN: x * scale * 0 keeps their signs and NaNs */
+                    double v = (double)((i * 7919) % 201 - 100) / 37.0;
+                    if (i % 97 == 3) v = -0.0;
+                    if (i % 101 == 5) v = INFINITY;
+                    if (i % 103 == 7) v = NAN;
+                    tfc_dtype_set_f64(dt, x->data, i, v);
+                    tfc_dtype_set_f64(dt, w->data, i, (double)(i % 13) - 6.5);
+                }
+                tfc_tensor *uy1, *uy2, *udx, *fy1, *fy2, *fdx, *my1, *my2, *mdx;
+                dropout_run(false, threads, x, w, rate, 1234 + (int64_t)si, &uy1, &uy2, &udx);
+                dropout_run(true, threads, x, w, rate, 1234 + (int64_t)si, &fy1, &fy2, &fdx);
+                check_same_bits("first output", uy1, fy1, n, sz);
+                check_same_bits("second output (the stream continued)", uy2, fy2, n, sz);
+                check_same_bits("gradient", udx, fdx, n, sz);
+                /* fused then unfused on one context: the unfused call continues the fused call's stream */
+                tfc_ctx *c = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+                my1 = fused_dropout(c, x, rate, 1234 + (int64_t)si, 5);
+                my2 = unfused_dropout(c, x, rate, 1234 + (int64_t)si, 5);
+                mdx = NULL;
+                check_same_bits("mixed first", uy1, my1, n, sz);
+                check_same_bits("mixed second", uy2, my2, n, sz);
+                tfc_ctx_free(c);
+                tfc_tensor *all[] = {x, w, uy1, uy2, udx, fy1, fy2, fdx, my1, my2, mdx};
+                for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
+            }
+    /* rate outside [0, 1): INVALID_ARGUMENT naming the op */
+    tfc_tensor *x = tfc_scalar(TFC_FLOAT, 1.0, &st), *o[2] = {NULL, NULL};
+    tfc_attr a = TFC_ATTR_F("rate", 1.0);
+    CHECK(tfc_execute(ctx, "_TfcDropout", &x, 1, &a, 1, o, 2, &st) < 0);
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
+    CHECK(strstr(st.msg, "_TfcDropout") && strstr(st.msg, "rate must be in [0, 1)"));
+    tfc_status_clear(&st);
+    tfc_tensor_unref(x);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
@@ -336,6 +454,7 @@ int main(void) {
     test_seed_rules();
     test_unseeded();
     test_moments();
+    test_fused_dropout();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }

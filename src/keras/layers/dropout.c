@@ -52,6 +52,20 @@ static bool dropout_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int 
         for (int i = 0; i < d->noise_rank; i++)
             if (d->noise_shape[i] >= 0) shape.dims[i] = d->noise_shape[i];
     tfc_dtype dt = tfc_tensor_dtype(x);
+    bool full = true; /* the noise covers x (noise_shape None or x's own shape) */
+    for (int i = 0; i < shape.rank; i++) full &= shape.dims[i] == tfc_tensor_shape(x)->dims[i];
+    if (full && (dt == TFC_FLOAT || dt == TFC_DOUBLE)) {
+        /* the same values and random stream as the ops below, in one pass (_TfcDropout, kernels/cpu/random.c);
+         * its mask output is kept for the gradient */
+        int64_t s1, s2;
+        tfc_random_get_seed(ctx, d->has_seed ? d->seed : TFC_RANDOM_NO_SEED, &s1, &s2);
+        tfc_attr a[3] = {TFC_ATTR_F("rate", d->rate), TFC_ATTR_I("seed", s1), TFC_ATTR_I("seed2", s2)};
+        tfc_tensor *outs[2] = {NULL, NULL};
+        if (tfc_execute(ctx, "_TfcDropout", &x, 1, a, 3, outs, 2, st) < 0) return false;
+        out[0] = outs[0];
+        tfc_tensor_unref(tfc_keep(ctx, outs[1]));
+        return true;
+    }
     tfc_attr ca = TFC_ATTR_T("DstT", dt);
     /* tf.nn.dropout: x * scale * cast(uniform(noise_shape) >= rate) */
     tfc_tensor *scale = tfc_scalar(dt, 1.0 / (1.0 - d->rate), st);

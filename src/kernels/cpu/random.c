@@ -284,7 +284,136 @@ static bool random_standard_normal(tfc_kernel_ctx *k, tfc_status *st) { return r
 static bool truncated_normal(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_TRUNCATED, st); }
 static bool random_uniform_int(tfc_kernel_ctx *k, tfc_status *st) { return random_fill(k, DIST_INT, st); }
 
+/* ---- _TfcDropout / _TfcDropoutGrad (see src/ops/random_ops.c) ---------------------------------------
+ * The uniforms are RandomUniform's for x's shape: drawn from the generator state of RandomUniform with the
+ * same attrs (seed, seed2, dtype and the shape's index type, int32 unless a dim needs int64, as the Keras
+ * layer builds it), so a fused call and an unfused one continue the same stream. Each chunk of up to
+ * 4 PX_LANES uniforms is drawn into a buffer on the stack and applied at once: one pass over x instead of
+ * RandomUniform, GreaterEqual, Cast, Mul and Mul (five passes and three temporaries of x's size). */
+typedef struct {
+    tfc_philox base;
+    const void *x;
+    void *y;
+    bool *mask;
+    int64_t n;
+    double rate, scale; /* as T: float32 rounds them once */
+    bool dbl;
+} dropout_job;
+
+/* y = (x * scale) * (keep ? 1 : 0), the products of the unfused Mul ops (so -0, NaN and inf as they give) */
+TFC_SIMD_CLONES static void dropout_apply_f32(const float *restrict u, const float *restrict x, float *restrict y,
+                                              bool *restrict m, int64_t len, float rate, float scale) {
+    for (int64_t i = 0; i < len; i++) {
+        const float keep = u[i] >= rate ? 1.0f : 0.0f;
+        y[i] = x[i] * scale * keep;
+        m[i] = keep != 0.0f;
+    }
+}
+
+static void dropout_groups(void *arg, int64_t g0, int64_t g1) {
+    const dropout_job *j = arg;
+    tfc_philox gen = j->base;
+    tfc_philox_skip(&gen, (uint64_t)g0);
+    if (j->dbl) { /* 2 uniforms per sample (tfc_philox_u64_to_double) */
+        const double *x = j->x;
+        double *y = j->y;
+        for (int64_t g = g0; g < g1; g++) {
+            uint32_t w[4];
+            tfc_philox_next(&gen, w);
+            const double u[2] = {tfc_philox_u64_to_double(w[0], w[1]), tfc_philox_u64_to_double(w[2], w[3])};
+            for (int64_t i = 2 * g; i < 2 * g + 2 && i < j->n; i++) {
+                const bool keep = u[i - 2 * g] >= j->rate;
+                y[i] = x[i] * j->scale * (keep ? 1.0 : 0.0);
+                j->mask[i] = keep;
+            }
+        }
+        return;
+    }
+    const float *x = j->x;
+    float *y = j->y;
+    float u[4 * PX_LANES];
+    while (g0 < g1) {
+        const int64_t off = 4 * g0;
+        int64_t len;
+        if (g0 + PX_LANES <= g1 && (g0 + PX_LANES) * 4 <= j->n) {
+            uniform_f32_lanes(&gen, u);
+            len = 4 * PX_LANES;
+            g0 += PX_LANES;
+        } else {
+            uint32_t w[4];
+            tfc_philox_next(&gen, w);
+            for (int i = 0; i < 4; i++) u[i] = tfc_philox_u32_to_float(w[i]);
+            len = j->n - off < 4 ? j->n - off : 4;
+            g0++;
+        }
+        dropout_apply_f32(u, x + off, y + off, j->mask + off, len, (float)j->rate, (float)j->scale);
+    }
+}
+
+static bool tfc_dropout(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *x = k->in[0];
+    if (x->dtype != TFC_FLOAT && x->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, x->dtype, st);
+    static const tfc_op_def *ru_def; /* the RandomUniform op's def: its generator state's key */
+    const tfc_op_def *ru = __atomic_load_n(&ru_def, __ATOMIC_ACQUIRE);
+    if (!ru) {
+        const tfc_op *op = tfc_op_lookup("RandomUniform");
+        if (!op) return tfc_status_set(st, TFC_INTERNAL, "_TfcDropout: RandomUniform is not registered");
+        __atomic_store_n(&ru_def, ru = tfc_op_get_def(op), __ATOMIC_RELEASE);
+    }
+    const double rate = tfc_attrs_float(k->attrs, "rate", 0), scale = 1.0 / (1.0 - rate);
+    dropout_job j = {.x = x->data, .y = k->out[0]->data, .mask = k->out[1]->data, .n = x->num_elements,
+                     .rate = rate, .scale = scale, .dbl = x->dtype == TFC_DOUBLE};
+    int tidx = TFC_INT32; /* the Keras layer's shape vector (eager/ops_random.c shape_tensor) */
+    for (int i = 0; i < x->shape.rank; i++)
+        if (x->shape.dims[i] > INT32_MAX) tidx = TFC_INT64;
+    tfc_kernel_ctx rk = *k;
+    rk.op = ru;
+    j.base = reserve_samples(&rk, tfc_attrs_int(k->attrs, "seed", 0), tfc_attrs_int(k->attrs, "seed2", 0),
+                             (int)x->dtype, tidx, (uint64_t)j.n * RESERVED_PER_OUTPUT);
+    if (j.n == 0) return true;
+    const int group = j.dbl ? 2 : 4;
+    tfc_parallel_for(k->pool, (j.n + group - 1) / group, 80, dropout_groups, &j);
+    return true;
+}
+
+typedef struct {
+    const void *dy;
+    const bool *mask;
+    void *dx;
+    double scale;
+    bool dbl;
+} dropout_grad_job;
+
+TFC_SIMD_CLONES static void dropout_grad_rows(void *arg, int64_t b, int64_t e) {
+    const dropout_grad_job *j = arg;
+    if (j->dbl) {
+        const double *dy = j->dy;
+        double *dx = j->dx;
+        for (int64_t i = b; i < e; i++) dx[i] = dy[i] * (double)j->mask[i] * j->scale;
+        return;
+    }
+    const float *restrict dy = j->dy;
+    const uint8_t *restrict m = (const uint8_t *)j->mask; /* (bool loads did not vectorise) */
+    float *restrict dx = j->dx;
+    const float scale = (float)j->scale;
+    /* the mask as a conversion (bool is 0 or 1), not a select: GCC made the select a branch on each random
+     * mask byte (mispredicted half the time: 6% of a CNN training step) */
+    for (int64_t i = b; i < e; i++) dx[i] = dy[i] * (float)m[i] * scale;
+}
+
+static bool tfc_dropout_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *dy = k->in[0];
+    if (dy->dtype != TFC_FLOAT && dy->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dy->dtype, st);
+    const double rate = tfc_attrs_float(k->attrs, "rate", 0);
+    dropout_grad_job j = {.dy = dy->data, .mask = k->in[1]->data, .dx = k->out[0]->data, .scale = 1.0 / (1.0 - rate),
+                          .dbl = dy->dtype == TFC_DOUBLE};
+    tfc_parallel_for(k->pool, dy->num_elements, 2, dropout_grad_rows, &j);
+    return true;
+}
+
 const tfc_kernel_reg tfc_cpu_kernels_random[] = {
+    {"_TfcDropout", tfc_dropout},
+    {"_TfcDropoutGrad", tfc_dropout_grad},
     {"RandomUniform", random_uniform},
     {"RandomStandardNormal", random_standard_normal},
     {"TruncatedNormal", truncated_normal},
