@@ -5,6 +5,7 @@
 #include "keras/keras_internal.h"
 #include "tfc/keras.h"
 #include "tfc_test.h"
+#include "tfc/ops/random.h"
 
 static tfc_ctx *ctx;
 
@@ -795,6 +796,34 @@ static void test_dropout(void) {
     }
     tfc_tensor_unref(y);
     tfc_layer_unref(d);
+    /* training under a global seed (no op seed, then an op seed; noise_shape None, then x's own shape): the
+     * layer's one fused op gives, bit for bit, what tf.nn.dropout's ops give on a context in the same state */
+    for (int k = 0; k < 2; k++) {
+        tfc_ctx *c1 = tfc_ctx_new(&(tfc_ctx_opts){.has_seed = true, .seed = 42}, &st);
+        tfc_ctx *c2 = tfc_ctx_new(&(tfc_ctx_opts){.has_seed = true, .seed = 42}, &st);
+        REQUIRE(c1 && c2);
+        d = k ? tfc_layers_dropout(.rate = 0.3, .seed = 9, .has_seed = true, .noise_shape = {4, N / 4}, .noise_rank = 2)
+              : tfc_layers_dropout(.rate = 0.3);
+        for (int call = 0; call < 2; call++) {
+            y = tfc_layer_call1(d, c1, x, true, &st);
+            CHECK_OK(&st);
+            tfc_tensor *u = tfc_random_uniform(c2, (int64_t[]){4, N / 4}, 2, TFC_FLOAT, 0, 1,
+                                               k ? 9 : TFC_RANDOM_NO_SEED, &st);
+            tfc_tensor *r = tfc_scalar(TFC_FLOAT, 0.3, &st), *sc = tfc_scalar(TFC_FLOAT, 1.0 / 0.7, &st);
+            tfc_tensor *keep = tfc_emit(c2, "GreaterEqual", (tfc_tensor *[]){u, r}, 2, NULL, 0, &st);
+            tfc_tensor *m = tfc_emit(c2, "Cast", &keep, 1, &TFC_ATTR_T("DstT", TFC_FLOAT), 1, &st);
+            tfc_tensor *xs = tfc_emit(c2, "Mul", (tfc_tensor *[]){x, sc}, 2, NULL, 0, &st);
+            tfc_tensor *want = tfc_emit(c2, "Mul", (tfc_tensor *[]){xs, m}, 2, NULL, 0, &st);
+            CHECK_OK(&st);
+            REQUIRE(y && want);
+            CHECK(!memcmp(tfc_tensor_data(y), tfc_tensor_data(want), N * sizeof(float)));
+            tfc_tensor *all[] = {y, u, r, sc, keep, m, xs, want};
+            for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
+        }
+        tfc_layer_unref(d);
+        tfc_ctx_free(c1);
+        tfc_ctx_free(c2);
+    }
     /* rate 0 is a no-op in training; rate outside [0, 1] is an error */
     d = tfc_layers_dropout();
     y = tfc_layer_call1(d, ctx, x, true, &st);
