@@ -6,31 +6,7 @@
  * ASan sees any access past them. */
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/gemm.h"
-#include "tfc_test.h"
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static float uniform(void) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    return (float)((rng >> 11) * (1.0 / 9007199254740992.0)) * 2.0f - 1.0f;
-}
-
-static float *rand_buf(int64_t n) {
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(float));
-    REQUIRE(p);
-    for (int64_t i = 0; i < n; i++) p[i] = uniform();
-    return p;
-}
-
-/* A 3x3 stride-1 geometry with explicit paddings (top, bottom, left, right). */
-static tfc_conv_geom geom(int64_t n, int64_t h, int64_t w, int64_t c, int64_t co, int64_t pt, int64_t pb, int64_t pl,
-                          int64_t pr) {
-    tfc_conv_geom g = {.batch = n, .in_h = h, .in_w = w, .in_c = c, .k_h = 3, .k_w = 3, .k_c = c, .out_c = co,
-                       .groups = 1, .mult = 1, .out_h = h + pt + pb - 2, .out_w = w + pl + pr - 2, .stride_h = 1,
-                       .stride_w = 1, .dil_h = 1, .dil_w = 1, .pad_top = pt, .pad_bottom = pb, .pad_left = pl,
-                       .pad_right = pr};
-    return g;
-}
+#include "conv_test_util.h"
 
 /* y[n, oh, ow, o] = sum x[n, oh + kh - pt, ow + kw - pl, c] f[kh, kw, c, o] in float64 (no bias); ya: the sums
  * of the terms' magnitudes */
@@ -79,46 +55,6 @@ static void ref_bwd_input(const tfc_conv_geom *g, const float *dy, const float *
                             dxa[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] += sa;
                         }
                     }
-}
-
-/* df[kh, kw, c, o] = sum x[n, oh + kh - pt, ow + kw - pl, c] dy[n, oh, ow, o] (dfa: magnitudes, as ref_fwd) */
-static void ref_bwd_filter(const tfc_conv_geom *g, const float *x, const float *dy, double *df, double *dfa) {
-    for (int64_t kh = 0; kh < 3; kh++)
-        for (int64_t kw = 0; kw < 3; kw++)
-            for (int64_t c = 0; c < g->in_c; c++)
-                for (int64_t o = 0; o < g->out_c; o++) {
-                    double s = 0, sa = 0;
-                    for (int64_t n = 0; n < g->batch; n++)
-                        for (int64_t oh = 0; oh < g->out_h; oh++)
-                            for (int64_t ow = 0; ow < g->out_w; ow++) {
-                                const int64_t ih = oh + kh - g->pad_top, iw = ow + kw - g->pad_left;
-                                if (ih < 0 || ih >= g->in_h || iw < 0 || iw >= g->in_w) continue;
-                                const double v = (double)x[((n * g->in_h + ih) * g->in_w + iw) * g->in_c + c] *
-                                                 dy[((n * g->out_h + oh) * g->out_w + ow) * g->out_c + o];
-                                s += v;
-                                sa += fabs(v);
-                            }
-                    df[((kh * 3 + kw) * g->in_c + c) * g->out_c + o] = s;
-                    dfa[((kh * 3 + kw) * g->in_c + c) * g->out_c + o] = sa;
-                }
-}
-
-/* got within the float32 kernels' tolerance of tests/ops (2e-5 * (1 + |want|)) element by element, plus 2
- * float32 ulps of the sum of the terms' magnitudes: the rounding of any float32 summation of hundreds of
- * channels, which the small shapes of tests/ops never reach (the GEMM path's error grows alike) */
-static bool close_all(const char *what, const tfc_conv_geom *g, const float *got, const double *want,
-                      const double *mag, int64_t len) {
-    for (int64_t i = 0; i < len; i++)
-        if (!(fabs(got[i] - want[i]) <= 2e-5 * (1 + fabs(want[i])) + 1.2e-7 * mag[i])) {
-            fprintf(stderr, "%s n=%lld %lldx%lldx%lld -> %lldx%lldx%lld pads (%lld, %lld, %lld, %lld): element %lld = %.9g, "
-                            "reference %.9g\n",
-                    what, (long long)g->batch, (long long)g->in_h, (long long)g->in_w, (long long)g->in_c,
-                    (long long)g->out_h, (long long)g->out_w, (long long)g->out_c, (long long)g->pad_top,
-                    (long long)g->pad_bottom, (long long)g->pad_left, (long long)g->pad_right, (long long)i, got[i],
-                    want[i]);
-            return false;
-        }
-    return true;
 }
 
 static bool check_geom(const tfc_conv_geom *g, tfc_threadpool *pool) {
@@ -316,6 +252,7 @@ static void test_relu_edges(tfc_threadpool *pool) {
 }
 
 int main(void) {
+    conv_test_rng = 0x9e3779b97f4a7c15ull;
     tfc_threadpool *pool = tfc_threadpool_new(3);
     test_relu_edges(pool);
     REQUIRE(pool);
