@@ -33,6 +33,16 @@ typedef struct tfc_conv_geom {
 bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
                         const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st);
 
+/* One spatial dim of a pooling window, as TensorFlow's GetWindowedOutputSize: padding 0 VALID (out =
+ * (in - k) / stride + 1, an error when in < k), 1 SAME (out = ceil(in / stride), the padding split evenly, the
+ * odd cell after), 2 EXPLICIT (*before and *after given). Then the window is bounded without changing the cells
+ * any output reads: under SAME a window longer than twice the input becomes 2 * in long (every window then covers
+ * the whole input either way), and a stride larger than the window where there is at most one output becomes
+ * the window's length, so kernels' index arithmetic cannot overflow on absurd attrs. EXPLICIT windows, strides
+ * and paddings above 2^24 are INVALID_ARGUMENT. *k and *stride are updated; errors name op. */
+bool tfc_pool_window(const char *op, int64_t in, int64_t *k, int64_t *stride, int padding, int64_t *before,
+                     int64_t *after, int64_t *out, tfc_status *st);
+
 /* Output (or input, for the layout) dims in data_format order: [batch, h, w, c] or [batch, c, h, w]. */
 static inline void tfc_conv_dims(bool nchw, int64_t n, int64_t h, int64_t w, int64_t c, int64_t out[4]) {
     out[0] = n;

@@ -63,6 +63,25 @@ static bool window_out(const char *op, int64_t in, int64_t k, int64_t dil, int64
     return true;
 }
 
+/* The longest EXPLICIT-padded pooling window, stride or padding accepted (see conv_geom.h). */
+#define POOL_EXPLICIT_MAX ((int64_t)1 << 24)
+
+bool tfc_pool_window(const char *op, int64_t in, int64_t *k, int64_t *stride, int padding, int64_t *before,
+                     int64_t *after, int64_t *out, tfc_status *st) {
+    const padding_kind pad = padding == 1 ? PAD_SAME : padding == 2 ? PAD_EXPLICIT : PAD_VALID;
+    if (pad == PAD_EXPLICIT && (*k > POOL_EXPLICIT_MAX || *stride > POOL_EXPLICIT_MAX ||
+                                *before > POOL_EXPLICIT_MAX || *after > POOL_EXPLICIT_MAX))
+        return tfc_op_error(op, st, "pooling window %lld, stride %lld or paddings %lld/%lld larger than %lld",
+                            (long long)*k, (long long)*stride, (long long)*before, (long long)*after,
+                            (long long)POOL_EXPLICIT_MAX);
+    /* SAME: a window of at least twice the input covers all of it wherever it sits, as one of 2 * in does */
+    const int64_t ke = pad == PAD_SAME && *k / 2 > in ? (in > 0 ? 2 * in : 1) : *k;
+    if (!window_out(op, in, ke, 1, *stride, pad, before, after, out, st)) return false;
+    *k = ke;
+    if (*out <= 1 && *stride > *k) *stride = *k; /* a stride never applied: keep only whether it passes k */
+    return true;
+}
+
 bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
                         const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st) {
     memset(g, 0, sizeof *g);
@@ -177,6 +196,11 @@ bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *att
         }
         break;
     }
+    if (kind == TFC_CONV_POOL)
+        return tfc_pool_window(op, g->in_h, &g->k_h, &g->stride_h, (int)pad, &g->pad_top, &g->pad_bottom, &g->out_h,
+                               st) &&
+               tfc_pool_window(op, g->in_w, &g->k_w, &g->stride_w, (int)pad, &g->pad_left, &g->pad_right, &g->out_w,
+                               st);
     return window_out(op, g->in_h, g->k_h, g->dil_h, g->stride_h, pad, &g->pad_top, &g->pad_bottom, &g->out_h, st) &&
            window_out(op, g->in_w, g->k_w, g->dil_w, g->stride_w, pad, &g->pad_left, &g->pad_right, &g->out_w, st);
 }

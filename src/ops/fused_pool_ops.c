@@ -7,28 +7,6 @@
 #include "ops/fused_pool_ops.h"
 #include "ops/op_util.h"
 
-/* One spatial dim of the pool, as TensorFlow's GetWindowedOutputSize: VALID out = (in - k) / s + 1 (an error
- * when in < k), SAME out = ceil(in / s) with the padding split evenly, the odd cell at the end. */
-static bool pool_dim(const char *op, const char *what, int64_t in, int64_t k, int64_t s, bool same, int64_t *out,
-                     int64_t *pad_before, int64_t *pad_after, tfc_status *st) {
-    if (same) {
-        *out = (in + s - 1) / s;
-        int64_t total = (*out - 1) * s + k - in;
-        if (total < 0) total = 0;
-        *pad_before = total / 2;
-        *pad_after = total - total / 2;
-        return true;
-    }
-    if (in < k)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "%s: computed output size would be negative: pool window %s %lld is larger than the "
-                              "convolution's output %s %lld (pool_padding VALID)",
-                              op, what, (long long)k, what, (long long)in);
-    *out = (in - k) / s + 1;
-    *pad_before = *pad_after = 0;
-    return true;
-}
-
 bool tfc_conv_pool_geom(const char *op, const tfc_attrs *attrs, const int64_t in_dims[4], const int64_t f_dims[4],
                         tfc_conv_geom *conv, tfc_conv_geom *pool, tfc_status *st) {
     if (!tfc_conv_geom_init(op, TFC_CONV_2D, attrs, in_dims, f_dims, conv, st)) return false;
@@ -53,10 +31,10 @@ bool tfc_conv_pool_geom(const char *op, const tfc_attrs *attrs, const int64_t in
     *pool = (tfc_conv_geom){.batch = conv->batch, .in_h = conv->out_h, .in_w = conv->out_w, .in_c = conv->out_c,
                             .k_h = ks[1], .k_w = ks[2], .k_c = 1, .out_c = conv->out_c, .groups = 1, .mult = 1,
                             .stride_h = ps[1], .stride_w = ps[2], .dil_h = 1, .dil_w = 1};
-    return pool_dim(op, "height", pool->in_h, pool->k_h, pool->stride_h, same, &pool->out_h, &pool->pad_top,
-                    &pool->pad_bottom, st) &&
-           pool_dim(op, "width", pool->in_w, pool->k_w, pool->stride_w, same, &pool->out_w, &pool->pad_left,
-                    &pool->pad_right, st);
+    return tfc_pool_window(op, pool->in_h, &pool->k_h, &pool->stride_h, same, &pool->pad_top, &pool->pad_bottom,
+                           &pool->out_h, st) &&
+           tfc_pool_window(op, pool->in_w, &pool->k_w, &pool->stride_w, same, &pool->pad_left, &pool->pad_right,
+                           &pool->out_w, st);
 }
 
 static bool fused_conv_pool_shape(tfc_shape_ctx *c, tfc_status *st) {

@@ -120,7 +120,7 @@ const bad_case bad_cases_fused_pool[] = {
     BAD("pool over depth", UNIMPL, CONV_IN, 6,
         ATTRS(S1, PAD("SAME"), RELU, TFC_ATTR_INTS("ksize", I4(1, 2, 2, 2), 4), PS(2, 2), PPAD("VALID")), OP, "depth"),
     BAD("window past the conv output (VALID)", INV, CONV_IN, 6,
-        ATTRS(S1, PAD("VALID"), RELU, KS(5, 5), PS(1, 1), PPAD("VALID")), OP, "negative"),
+        ATTRS(S1, PAD("VALID"), RELU, KS(6, 6), PS(1, 1), PPAD("VALID")), OP, "negative"),
     BAD("EXPLICIT padding", INV, CONV_IN, 6, ATTRS(S1, PAD("EXPLICIT"), RELU, P22), OP, "padding"),
     BAD("bad pool_padding", INV, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, KS(2, 2), PS(2, 2), PPAD("FULL")), OP,
         "pool_padding"),

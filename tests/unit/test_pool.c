@@ -222,6 +222,53 @@ static void test_random_shapes(void) {
     }
 }
 
+/* Absurd but well-formed windows and strides (up to 2^62) give the results of the equivalent small ones
+ * (op-level bounding, tfc_pool_window): a stride applied to no second output, a SAME window of more than twice
+ * the input; EXPLICIT ones past 2^24 are INVALID_ARGUMENT. Under UBSan this also shows no kernel's index
+ * arithmetic overflows. */
+static void test_huge_windows(void) {
+    const int64_t big = (int64_t)1 << 62;
+    static const char *const pads[] = {"SAME", "VALID"};
+    for (int p = 0; p < 2; p++) {
+        const pool_cfg cases[][2] = {
+            {{2, 6, 7, 5, 2, 2, big, 2, "", {0}}, {2, 6, 7, 5, 2, 2, 6, 2, "", {0}}},    /* one output row */
+            {{1, 6, 7, 17, 2, 3, 3, INT64_MAX, "", {0}}, {1, 6, 7, 17, 2, 3, 3, 7, "", {0}}},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            pool_cfg a = cases[i][0], b = cases[i][1];
+            a.padding = b.padding = pads[p];
+            const int64_t xd[4] = {a.n, a.h, a.w, a.c};
+            const int64_t yd[4] = {a.n, out_size(b.h, b.kh, b.sh, b.padding, 0, 0), out_size(b.w, b.kw, b.sw, b.padding, 0, 0),
+                                   a.c};
+            tfc_tensor *x = make(xd, VALS_TIES), *dy = make(yd, VALS_UNIFORM);
+            pool_out oa, ob;
+            run(ctx1, &a, x, dy, &oa);
+            run(ctx3, &b, x, dy, &ob);
+            CHECK(same(oa.y, ob.y) && same(oa.dx, ob.dx) && same(oa.avg, ob.avg) && same(oa.avg_dx, ob.avg_dx));
+            release(&oa), release(&ob);
+            tfc_tensor_unref(x), tfc_tensor_unref(dy);
+        }
+    }
+    /* SAME windows of 2^62 and of twice the input: every window covers the whole image */
+    const pool_cfg a = {2, 5, 6, 9, big, big, 2, 3, "SAME", {0}}, b = {2, 5, 6, 9, 10, 12, 2, 3, "SAME", {0}};
+    const int64_t xd[4] = {2, 5, 6, 9}, yd[4] = {2, 3, 2, 9};
+    tfc_tensor *x = make(xd, VALS_TIES), *dy = make(yd, VALS_UNIFORM);
+    pool_out oa, ob;
+    run(ctx3, &a, x, dy, &oa);
+    run(ctx1, &b, x, dy, &ob);
+    CHECK(same(oa.y, ob.y) && same(oa.dx, ob.dx) && same(oa.avg, ob.avg) && same(oa.avg_dx, ob.avg_dx));
+    release(&oa), release(&ob);
+    /* EXPLICIT: refused with the values named */
+    const int64_t ks[4] = {1, 2, 2, 1}, ss[4] = {1, big, 1, 1}, ep[8] = {0, 0, 1, 0, 0, 0, 0, 0};
+    tfc_attr at[4] = {TFC_ATTR_INTS("ksize", ks, 4), TFC_ATTR_INTS("strides", ss, 4), TFC_ATTR_S("padding", "EXPLICIT"),
+                      TFC_ATTR_INTS("explicit_paddings", ep, 8)};
+    tfc_status st = TFC_STATUS_INIT;
+    CHECK(!tfc_emit(ctx1, "MaxPool", &x, 1, at, 4, &st));
+    CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "MaxPool") && strstr(st.msg, "4611686018427387904"));
+    tfc_status_clear(&st);
+    tfc_tensor_unref(x), tfc_tensor_unref(dy);
+}
+
 static void test_force(void) {
     CHECK(tfc_pool_simd_force("generic"));
     CHECK(tfc_pool_simd_get() == NULL);
@@ -240,6 +287,7 @@ int main(void) {
     for (int t = 0; t < 3; t++) printf("pool: table %s %s\n", tables[t], tfc_pool_simd_force(tables[t]) ? "tested" : "not available here");
     tfc_pool_simd_force(NULL);
     test_force();
+    test_huge_windows();
     test_fixed_shapes();
     test_random_shapes();
     tfc_ctx_free(ctx1);
