@@ -79,6 +79,10 @@ static tfc_model_impl *model_alloc(tfc_ctx *ctx, const tfc_layer_class *cls, con
     /* Models belong to their creator (tfc_model_free); a model nested in another is shared by reference. */
     impl->m.base.floating = false;
     impl->m.base.is_model = true;
+    /* Keras's Sequential and Functional models do not autocast their inputs (autocast=False): their Inputs
+     * conform the inputs and each layer casts for itself, so float64 data keeps float64 through float64
+     * layers. Subclassed models autocast, as a Layer. */
+    impl->m.base.no_autocast = kind != TFC_MODEL_SUBCLASSED;
     impl->m.base.ctx = ctx;
     impl->m.ctx = ctx;
     impl->m.kind = kind;
@@ -992,11 +996,11 @@ bool tfc_model_build(tfc_model *m, const tfc_shape *input_shape, tfc_status *st)
     return tfc_layer_build(&m->base, m->ctx, input_shape, 1, st);
 }
 
-/* The dtype of the Input a deferred Sequential model builds for data of dtype dt: integer data (token ids)
- * keeps its dtype, floating data is computed in the model's float32. */
+/* The dtype of the Input a deferred Sequential model builds for data of dtype dt: the data's, as Keras's
+ * _build_graph_network_for_inferred_shape(inputs.shape, inputs.dtype) (each layer then casts floating data
+ * to its own dtype). */
 static void note_input_dtype(tfc_model_impl *impl, tfc_dtype dt) {
-    if (impl->m.kind == TFC_MODEL_SEQUENTIAL && !impl->seq_input)
-        impl->build_dtype = tfc_dtype_is_floating(dt) ? TFC_FLOAT : dt;
+    if (impl->m.kind == TFC_MODEL_SEQUENTIAL && !impl->seq_input) impl->build_dtype = dt;
 }
 
 bool tfc_model_forward(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor **y, int n_y, bool training,

@@ -643,6 +643,53 @@ static void test_subclassed(void) {
     tfc_model_free(m);
 }
 
+/* Sequential and Functional models do not autocast (Keras: autocast=False): float64 data through float64 layers
+ * keeps its float64 precision, with an Input of float64, with a deferred Sequential (its Input takes the data's
+ * dtype) and in a Functional model; the gradient with respect to the input is float64-exact too. */
+static void test_float64_models(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const double xv[2] = {1.0 + 1e-12, 3.0}, kv[2] = {1.0 + 1e-12, 0.5};
+    tfc_tensor *x = tfc_tensor_from_data(TFC_DOUBLE, (int64_t[]){1, 2}, 2, xv, sizeof xv, &st);
+    tfc_tensor *kt = tfc_tensor_from_data(TFC_DOUBLE, (int64_t[]){2, 1}, 2, kv, sizeof kv, &st);
+    REQUIRE(x && kt);
+    const double want = xv[0] * kv[0] + xv[1] * kv[1];
+    for (int variant = 0; variant < 3; variant++) {
+        tfc_layer *d = tfc_layers_dense(.units = 1, .dtype = TFC_DOUBLE, .use_bias = TFC_NO);
+        tfc_model *m = NULL;
+        if (variant == 0) {
+            m = tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_input_layer(.input_shape = {2}, .dtype = TFC_DOUBLE), d,
+                                                    NULL});
+        } else if (variant == 1) {
+            m = tfc_sequential(ctx, (tfc_layer *[]){d, NULL});
+        } else {
+            tfc_ktensor *in = tfc_input(.shape = {2}, .dtype = TFC_DOUBLE);
+            tfc_ktensor *o = tfc_layer_apply(d, &in, 1, &st);
+            m = tfc_model_new(ctx, &in, 1, &o, 1, NULL, &st);
+        }
+        REQUIRE(m);
+        tfc_tensor *y = tfc_model_call(m, x, false, &st); /* builds */
+        CHECK_OK(&st);
+        tfc_tensor_unref(y);
+        tfc_variable *k = NULL;
+        REQUIRE(tfc_layer_weights(d, &k, 1) == 1);
+        CHECK(tfc_variable_assign(ctx, k, kt, &st));
+        tfc_tape *tape = tfc_tape_new(ctx, false, true, &st);
+        REQUIRE(tape);
+        tfc_tape_watch(tape, x);
+        y = tfc_model_call(m, x, false, &st);
+        REQUIRE(y);
+        tfc_tensor *g = NULL;
+        CHECK(tfc_tape_gradient(tape, y, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, &g, &st));
+        tfc_tape_free(tape);
+        CHECK(tfc_tensor_dtype(y) == TFC_DOUBLE && tfc_tensor_get_f64(y, 0) == want);
+        CHECK(g && tfc_tensor_get_f64(g, 0) == kv[0] && tfc_tensor_get_f64(g, 1) == kv[1]);
+        if (tfc_tensor_get_f64(y, 0) != want) fprintf(stderr, "  variant %d: %.17g, want %.17g\n", variant, tfc_tensor_get_f64(y, 0), want);
+        tfc_tensor_unref(y), tfc_tensor_unref(g);
+        tfc_model_free(m);
+    }
+    tfc_tensor_unref(x), tfc_tensor_unref(kt);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 1, .has_seed = true}, &st);
@@ -654,6 +701,7 @@ int main(void) {
     test_functional_errors();
     test_nested();
     test_subclassed();
+    test_float64_models();
     tfc_ctx_free(ctx);
     tfc_keras_clear_session();
     TEST_MAIN_END();
