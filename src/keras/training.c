@@ -797,7 +797,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     bool has_val = false;
     tfc_history *hist = NULL;
     tfc_callback *cbs[18] = {0}, *hist_cb = NULL, *bar = NULL;
-    int64_t *perm = NULL;
+    int64_t *perm = NULL, *perm_next = NULL;
     tfc_fit_prefetch *pf = NULL;
     struct tfc_fit_state fs = {.out = o.out ? o.out : stdout};
     char **val_names = NULL;
@@ -923,7 +923,9 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     impl->fit = &fs;
     m->stop_training = false;
     bool shuffle = TFC_FLAG(o.shuffle, true);
-    int64_t perm_epoch = -1;
+    /* the permutations of passes p and p + 1 (perms[p & 1]; perm_pass says which pass each holds): the queued
+     * batches ahead may reach into the next pass while this one's batches are taken */
+    int64_t *perms[2] = {perm, NULL}, perm_pass[2] = {-1, -1};
     tfc_logs epoch_logs = {0};
     /* the arrays a batch takes rows of, in make_batch's order: x..., y..., sample weights */
     tfc_tensor *srcs[2 * TFC_KERAS_MAX_IO + 1];
@@ -932,13 +934,18 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     for (int i = 0; i < n_y; i++) srcs[n_src++] = train.y[i];
     if (train.sw) srcs[n_src++] = train.sw;
     if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st))) goto done;
-    /* Keras feeds fit from a tf.data pipeline that prefetches the next batch in its own threads; the
+    /* Keras feeds fit from a tf.data pipeline that prefetches the batches ahead in its own threads; the
      * prefetcher does that here (training_prefetch.h). Started after on_train_begin, which may move the
      * initial epoch and seed (BackupAndRestore); without it (no thread) batches are gathered in the loop. */
-    if (tfc_fit_prefetch_wanted(srcs, n_src)) {
+    if (tfc_fit_prefetch_wanted(srcs, n_src) &&
+        (!shuffle || (perm_next = tfc_malloc((size_t)train.n * sizeof *perm)))) {
         tfc_status pst = {0};
-        pf = tfc_fit_prefetch_new(srcs, n_src, bs, &pst);
+        pf = tfc_fit_prefetch_new(srcs, n_src, bs, 0, &pst);
+        perms[1] = perm_next;
     }
+    /* positions of the batch stream: the last one to train on, and the last one queued in the prefetcher */
+    const int64_t end_pos = (int64_t)epochs * steps;
+    int64_t queued_to = -1;
     for (int epoch = fs.initial_epoch; epoch < epochs && ok; epoch++) {
         seed_epoch(ctx, fs.seed_base, epoch);
         tfc_model_reset_metrics(m);
@@ -947,33 +954,45 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
             if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_BEGIN, m, step, NULL, st))) break;
             /* batches form one stream over data passes (steps_per_epoch may span passes, as Keras) */
             int64_t pos = (int64_t)epoch * steps + step, pass = pos / per_pass, b = pos % per_pass;
-            if (shuffle && pass != perm_epoch) {
-                permutation(perm, train.n, shuffle_seed(fs.seed_base, pass));
-                perm_epoch = pass;
+            int64_t *pp = NULL;
+            if (shuffle) {
+                int w = pf ? (int)(pass & 1) : 0;
+                if (perm_pass[w] != pass) {
+                    permutation(perms[w], train.n, shuffle_seed(fs.seed_base, pass));
+                    perm_pass[w] = pass;
+                }
+                pp = perms[w];
             }
             int64_t start = b * bs, len = train.n - start < bs ? train.n - start : bs;
             if (!(ok = tfc_scope_begin(ctx, st))) break;
             tfc_tensor *bx[TFC_KERAS_MAX_IO], *by[TFC_KERAS_MAX_IO], *bsw = NULL;
             tfc_tensor *pre[2 * TFC_KERAS_MAX_IO + 1] = {0};
-            int got = tfc_fit_prefetch_take(pf, shuffle ? perm : NULL, start, len, pre, st);
+            int got = tfc_fit_prefetch_take(pf, pp, start, len, pre, st);
             if (got > 0) {
                 int k = 0;
                 for (int i = 0; i < n_x; i++) bx[i] = pre[k++];
                 for (int i = 0; i < n_y; i++) by[i] = pre[k++];
                 if (train.sw) bsw = pre[k++];
             } else {
-                ok = got == 0 && make_batch(ctx, &train, shuffle ? perm : NULL, start, len, bx, by, &bsw, st);
+                queued_to = pos; /* a miss empties the queue */
+                ok = got == 0 && make_batch(ctx, &train, pp, start, len, bx, by, &bsw, st);
             }
-            if (ok && pf && !(epoch == epochs - 1 && step == steps - 1)) {
-                /* the next step's batch (the next position of the stream, maybe of the next pass), gathered
-                 * while this step runs */
-                int64_t npos = pos + 1, npass = npos / per_pass, nstart = npos % per_pass * bs;
-                if (shuffle && npass != perm_epoch) {
-                    permutation(perm, train.n, shuffle_seed(fs.seed_base, npass));
-                    perm_epoch = npass;
+            /* the batches ahead (the next positions of the stream, up to the next pass), gathered while the
+             * steps run; the thread is woken when half the queue waits (training_prefetch.h) */
+            while (ok && pf && queued_to + 1 < end_pos && queued_to + 1 <= pos + tfc_fit_prefetch_depth(pf)) {
+                int64_t npos = queued_to + 1, npass = npos / per_pass, nstart = npos % per_pass * bs;
+                if (npass > pass + 1) break;
+                int64_t *np = NULL;
+                if (shuffle) {
+                    int w = (int)(npass & 1);
+                    if (perm_pass[w] != npass) {
+                        permutation(perms[w], train.n, shuffle_seed(fs.seed_base, npass));
+                        perm_pass[w] = npass;
+                    }
+                    np = perms[w];
                 }
-                tfc_fit_prefetch_post(pf, shuffle ? perm : NULL, nstart,
-                                      train.n - nstart < bs ? train.n - nstart : bs);
+                if (!tfc_fit_prefetch_post(pf, np, nstart, train.n - nstart < bs ? train.n - nstart : bs)) break;
+                queued_to = npos;
             }
             ok = ok && train_step(impl, bx, n_x, by, bsw, st);
             tfc_scope_end(ctx);
@@ -1005,6 +1024,7 @@ done:
     if (impl && impl->fit == &fs) impl->fit = NULL;
     tfc_fit_prefetch_free(pf);
     tfc_free(perm);
+    tfc_free(perm_next);
     owned_free(&own_t);
     tfc_fit_val_names_free(val_names, n_names);
     tfc_callback_free(bar);

@@ -5,6 +5,7 @@
  * mid-epoch, which must leave no more tensors behind than without it. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/tensor_internal.h"
 #include "keras/training_prefetch.h"
@@ -31,7 +32,7 @@ static void test_prefetcher(void) {
     tfc_tensor *src[2] = {a, b};
     CHECK(tfc_fit_prefetch_wanted(src, 2));
     int64_t live0 = tfc_tensor_live_count();
-    tfc_fit_prefetch *p = tfc_fit_prefetch_new(src, 2, 8, &st);
+    tfc_fit_prefetch *p = tfc_fit_prefetch_new(src, 2, 8, 3, &st);
     CHECK_OK(&st);
     REQUIRE(p);
     int64_t perm[37];
@@ -120,6 +121,7 @@ typedef struct {
     bool no_shuffle, sample_weight, validation;
     int stop_at;  /* stop_training after this global batch (-1: never) */
     int fail_at;  /* a callback error after this global batch (-1: never) */
+    int depth;    /* TFC_FIT_PREFETCH_DEPTH (0: automatic) */
 } fit_case;
 
 typedef struct {
@@ -148,6 +150,9 @@ static fit_result run_fit(const fit_case *fc, bool prefetch) {
     fit_result r = {0};
     tfc_status st = TFC_STATUS_INIT;
     if (!prefetch) setenv("TFC_FIT_PREFETCH", "0", 1);
+    char depth[8];
+    snprintf(depth, sizeof depth, "%d", fc->depth);
+    if (fc->depth) setenv("TFC_FIT_PREFETCH_DEPTH", depth, 1);
     tfc_ctx *c = tfc_ctx_new(&(tfc_ctx_opts){.seed = 7, .has_seed = true, .intra_op_threads = 2}, &st);
     REQUIRE(c);
     lcg = 99;
@@ -206,16 +211,27 @@ static fit_result run_fit(const fit_case *fc, bool prefetch) {
     tfc_tensor_unref(sw);
     tfc_ctx_free(c);
     unsetenv("TFC_FIT_PREFETCH");
+    unsetenv("TFC_FIT_PREFETCH_DEPTH");
     return r;
 }
 
-static void fit_both(const char *what, const fit_case *fc) {
-    int64_t hits0 = tfc_fit_prefetch_hits();
+/* Runs fc with and without the prefetcher; returns the times the prefetcher's thread was woken. */
+static int64_t fit_both(const char *what, const fit_case *fc) {
+    int64_t hits0 = tfc_fit_prefetch_hits(), wakes0 = tfc_fit_prefetch_wakes();
     fit_result a = run_fit(fc, true);
-    int64_t hits = tfc_fit_prefetch_hits() - hits0;
+    int64_t hits = tfc_fit_prefetch_hits() - hits0, wakes = tfc_fit_prefetch_wakes() - wakes0;
     fit_result b = run_fit(fc, false);
     CHECK(tfc_fit_prefetch_hits() - hits0 == hits); /* none without it */
     CHECK(hits > 0);
+    if (fc->stop_at < 0 && fc->fail_at < 0) {
+        /* every batch but the first comes from the queue: it follows the stream across passes and epochs */
+        int64_t n_train = fc->validation ? (int64_t)((double)fc->n * 0.8) : fc->n;
+        int64_t steps = fc->steps_per_epoch > 0 ? fc->steps_per_epoch : (n_train + fc->batch_size - 1) / fc->batch_size;
+        CHECK(hits == fc->epochs * steps - 1);
+        if (hits != fc->epochs * steps - 1)
+            fprintf(stderr, "%s: %lld batches prefetched of %lld\n", what, (long long)hits,
+                    (long long)(fc->epochs * steps));
+    }
     CHECK(a.ok == (fc->fail_at < 0) && a.ok == b.ok && a.code == b.code);
     if (a.ok) CHECK(a.n_epochs == (fc->stop_at >= 0 ? fc->stop_at / ((fc->n + fc->batch_size - 1) / fc->batch_size) + 1 : fc->epochs));
     CHECK(a.live_delta == b.live_delta); /* no batch left behind, also after an error or a stop */
@@ -237,6 +253,7 @@ static void fit_both(const char *what, const fit_case *fc) {
         tfc_tensor_unref(a.w[i]);
         tfc_tensor_unref(b.w[i]);
     }
+    return wakes;
 }
 
 /* Rows of 784 floats (a flattened 28x28 image, 3136 bytes) and of 5001 floats (past the 16 KiB that the copy
@@ -247,7 +264,7 @@ static void test_prefetcher_wide_rows(void) {
     const int64_t cols[2] = {784, 5001}, n = 53;
     for (int w = 0; w < 2; w++) {
         tfc_tensor *a = iota_f32(n, cols[w]);
-        tfc_fit_prefetch *p = tfc_fit_prefetch_new(&a, 1, 16, &st);
+        tfc_fit_prefetch *p = tfc_fit_prefetch_new(&a, 1, 16, 0, &st);
         CHECK_OK(&st);
         REQUIRE(p);
         int64_t perm[53];
@@ -272,9 +289,125 @@ static void test_prefetcher_wide_rows(void) {
     }
 }
 
+/* The queue: batches posted ahead come back in order with their rows, a full queue refuses a post, a miss at
+ * the head drops the whole queue, a failed copy reaches the taker and empties the queue, freeing
+ * with batches queued (copied or not) leaves nothing behind. Depths 1 to the maximum. */
+static void test_prefetcher_queue(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t n = 41, cols = 3;
+    tfc_tensor *a = iota_f32(n, cols);
+    int64_t perm[41];
+    for (int i = 0; i < n; i++) perm[i] = (i * 13 + 7) % n;
+    int64_t live0 = tfc_tensor_live_count();
+    for (int depth = 1; depth <= TFC_FIT_PREFETCH_MAX_DEPTH; depth++) {
+        tfc_fit_prefetch *p = tfc_fit_prefetch_new(&a, 1, 5, depth, &st);
+        CHECK_OK(&st);
+        REQUIRE(p);
+        CHECK(tfc_fit_prefetch_depth(p) == depth);
+        /* fill it, one more is refused */
+        for (int k = 0; k < depth; k++) CHECK(tfc_fit_prefetch_post(p, perm, 5 * k, 5));
+        CHECK(!tfc_fit_prefetch_post(p, perm, 5 * depth, 5));
+        CHECK(!tfc_fit_prefetch_post(p, perm, 0, 6)); /* longer than max_len */
+        /* a stream of 9 batches (the last one short), keeping the queue full */
+        int next = depth;
+        for (int k = 0; k < 9; k++) {
+            int64_t start = 5 * k, len = k == 8 ? 1 : 5;
+            tfc_tensor *out = NULL;
+            CHECK(tfc_fit_prefetch_take(p, perm, start, len, &out, &st) == 1);
+            REQUIRE(out);
+            CHECK(tfc_tensor_dim(out, 0) == len);
+            const float *d = tfc_tensor_data(out);
+            int64_t bad = 0;
+            for (int64_t i = 0; i < len; i++)
+                for (int64_t c = 0; c < cols; c++) bad += d[i * cols + c] != (float)(perm[start + i] * cols + c);
+            CHECK(bad == 0);
+            tfc_tensor_unref(out);
+            if (next < 9) {
+                CHECK(tfc_fit_prefetch_post(p, perm, 5 * next, next == 8 ? 1 : 5));
+                next++;
+            }
+        }
+        /* empty again: a miss */
+        tfc_tensor *out = NULL;
+        CHECK(tfc_fit_prefetch_take(p, perm, 0, 5, &out, &st) == 0);
+        /* a miss at the head drops all: the batch behind it is gone too */
+        for (int k = 0; k < depth; k++) CHECK(tfc_fit_prefetch_post(p, NULL, 5 * k, 5));
+        CHECK(tfc_fit_prefetch_take(p, NULL, 5, 5, &out, &st) == 0);
+        CHECK(tfc_fit_prefetch_take(p, NULL, 5, 5, &out, &st) == 0);
+        CHECK(!out);
+        for (int k = 0; k < depth; k++) CHECK(tfc_fit_prefetch_post(p, NULL, 5 * k, 5)); /* room for depth again */
+        CHECK(tfc_fit_prefetch_take(p, NULL, 0, 5, &out, &st) == 1);
+        REQUIRE(out);
+        CHECK(((const float *)tfc_tensor_data(out))[0] == 0.0f);
+        tfc_tensor_unref(out);
+        out = NULL;
+        /* a failed copy: the batches before it arrive, then the failure, then the queue is empty */
+        CHECK(tfc_fit_prefetch_take(p, perm, 0, 5, &out, &st) == 0); /* (a miss: empties it) */
+        CHECK(tfc_fit_prefetch_post(p, perm, 0, 5));
+        CHECK(tfc_fit_prefetch_take(p, perm, 0, 5, &out, &st) == 1); /* copied before the failure is armed */
+        tfc_tensor_unref(out);
+        out = NULL;
+        tfc_alloc_fail_after(0);
+        CHECK(tfc_fit_prefetch_post(p, perm, 5, 5));
+        int r = tfc_fit_prefetch_take(p, perm, 5, 5, &out, &st);
+        tfc_alloc_fail_after(-1);
+        CHECK(r == -1);
+        CHECK_CODE(&st, TFC_RESOURCE_EXHAUSTED);
+        tfc_status_clear(&st);
+        CHECK(!out);
+        CHECK(tfc_fit_prefetch_take(p, perm, 10, 5, &out, &st) == 0);
+        /* freed with a full queue */
+        for (int k = 0; k < depth; k++) CHECK(tfc_fit_prefetch_post(p, perm, 5 * k, 5));
+        tfc_fit_prefetch_free(p);
+        CHECK(tfc_tensor_live_count() == live0);
+    }
+    /* the thread sleeps between wakes: with the queue kept full at depth 4, a post wakes it every second time
+     * (every time when woken per post); the pauses let it finish and sleep */
+    {
+        tfc_fit_prefetch *q = tfc_fit_prefetch_new(&a, 1, 5, 4, &st);
+        REQUIRE(q);
+        for (int k = 0; k < 4; k++) CHECK(tfc_fit_prefetch_post(q, NULL, 5 * (k % 8), 5));
+        int64_t w0 = tfc_fit_prefetch_wakes();
+        for (int k = 4; k < 24; k++) {
+            struct timespec ts = {0, 300000};
+            nanosleep(&ts, NULL);
+            tfc_tensor *out = NULL;
+            CHECK(tfc_fit_prefetch_take(q, NULL, 5 * ((k - 4) % 8), 5, &out, &st) == 1);
+            tfc_tensor_unref(out);
+            CHECK(tfc_fit_prefetch_post(q, NULL, 5 * (k % 8), 5));
+        }
+        int64_t w = tfc_fit_prefetch_wakes() - w0;
+        CHECK(w >= 1 && w <= 20 / 2 + 1);
+        if (w > 20 / 2 + 1) fprintf(stderr, "queue: %lld wakes for 20 posts\n", (long long)w);
+        tfc_fit_prefetch_free(q);
+    }
+    /* bad depths */
+    CHECK(!tfc_fit_prefetch_new(&a, 1, 5, TFC_FIT_PREFETCH_MAX_DEPTH + 1, &st));
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
+    tfc_status_clear(&st);
+    CHECK(!tfc_fit_prefetch_new(&a, 1, 5, -1, &st));
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
+    tfc_status_clear(&st);
+    /* the automatic depth: the maximum for small batches, at least 2 for batches over 4 MiB, the environment's */
+    tfc_fit_prefetch *p = tfc_fit_prefetch_new(&a, 1, 5, 0, &st);
+    CHECK(tfc_fit_prefetch_depth(p) == TFC_FIT_PREFETCH_MAX_DEPTH);
+    tfc_fit_prefetch_free(p);
+    p = tfc_fit_prefetch_new(&a, 1, (int64_t)1 << 19, 0, &st); /* 6 MiB batches */
+    CHECK(tfc_fit_prefetch_depth(p) == 2);
+    tfc_fit_prefetch_free(p);
+    setenv("TFC_FIT_PREFETCH_DEPTH", "3", 1);
+    p = tfc_fit_prefetch_new(&a, 1, 5, 0, &st);
+    CHECK(tfc_fit_prefetch_depth(p) == 3);
+    tfc_fit_prefetch_free(p);
+    unsetenv("TFC_FIT_PREFETCH_DEPTH");
+    CHECK_OK(&st);
+    tfc_tensor_unref(a);
+}
+
 int main(void) {
     test_prefetcher();
     test_prefetcher_wide_rows();
+    test_prefetcher_queue();
     fit_both("shuffled", &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = -1, .fail_at = -1});
     fit_both("sample weights + validation",
              &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .sample_weight = true, .validation = true,
@@ -284,7 +417,19 @@ int main(void) {
     fit_both("steps_per_epoch across passes",
              &(fit_case){.n = 50, .batch_size = 16, .epochs = 4, .steps_per_epoch = 5, .stop_at = -1, .fail_at = -1});
     fit_both("batch 1", &(fit_case){.n = 9, .batch_size = 1, .epochs = 2, .stop_at = -1, .fail_at = -1});
+    fit_both("one batch per pass", &(fit_case){.n = 12, .batch_size = 16, .epochs = 4, .stop_at = -1, .fail_at = -1});
+    for (int depth = 1; depth <= TFC_FIT_PREFETCH_MAX_DEPTH; depth += 1 + depth / 2)
+        fit_both("steps_per_epoch across passes, depths",
+                 &(fit_case){.n = 50, .batch_size = 16, .epochs = 4, .steps_per_epoch = 5, .stop_at = -1,
+                             .fail_at = -1, .depth = depth});
+    /* depth 4 wakes the thread about every second step (not every step): 102 steps in 2 passes */
+    int64_t wakes = fit_both("wakes", &(fit_case){.n = 203, .batch_size = 4, .epochs = 2, .stop_at = -1,
+                                                  .fail_at = -1, .depth = 4});
+    CHECK(wakes <= 102 / 2 + 4);
+    if (wakes > 102 / 2 + 4) fprintf(stderr, "wakes: %lld for 102 steps\n", (long long)wakes);
     fit_both("stop mid-epoch", &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = 17, .fail_at = -1});
+    fit_both("stop mid-epoch, depth 8",
+             &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = 17, .fail_at = -1, .depth = 8});
     fit_both("error mid-epoch", &(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = -1, .fail_at = 15});
     fit_result e = run_fit(&(fit_case){.n = 203, .batch_size = 16, .epochs = 3, .stop_at = -1, .fail_at = 15}, true);
     CHECK(!e.ok && e.code == TFC_ABORTED);
