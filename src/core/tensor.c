@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/tensor_internal.h"
+#include "platform/free_lists.h"
 
 static _Atomic uint64_t next_id = 1;
 uint64_t tfc_tensor_next_id(void) { return atomic_fetch_add(&next_id, 1); }
@@ -21,14 +22,14 @@ static void buffer_unref(tfc_buffer *b) {
         tfc_aligned_free(b->data);
     else if (b->dealloc)
         b->dealloc(b->data, b->size, b->arg);
-    tfc_free(b);
+    tfc_fl_free(b, sizeof *b);
 }
 
 void tfc_buffer_ref(tfc_buffer *b) { atomic_fetch_add(&b->refcount, 1); }
 void tfc_buffer_unref(tfc_buffer *b) { buffer_unref(b); }
 
 static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n, tfc_status *st) {
-    tfc_tensor *t = tfc_malloc(sizeof *t);
+    tfc_tensor *t = tfc_fl_alloc(sizeof *t); /* headers and buffer records: free_lists.h */
     if (!t) {
         tfc_status_oom(st, "tensor", sizeof *t);
         return NULL;
@@ -67,10 +68,10 @@ tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *s
     if (!check_bytes(dt, shape, &n, &bytes, st)) return NULL;
     tfc_tensor *t = tensor_shell(dt, shape, n, st);
     if (!t) return NULL;
-    tfc_buffer *b = tfc_malloc(sizeof *b);
+    tfc_buffer *b = tfc_fl_alloc(sizeof *b);
     void *data = b ? tfc_aligned_alloc(bytes) : NULL;
     if (!data) {
-        tfc_free(b);
+        tfc_fl_free(b, sizeof *b);
         tfc_tensor_unref(t); /* a shell without buffer */
         tfc_status_oom(st, "tensor", bytes);
         return NULL;
@@ -148,7 +149,7 @@ tfc_tensor *tfc_tensor_wrap(tfc_dtype dt, const int64_t *dims, int rank, void *d
         return NULL;
     }
     tfc_tensor *t = tensor_shell(dt, &s, n, st);
-    tfc_buffer *b = t ? tfc_malloc(sizeof *b) : NULL;
+    tfc_buffer *b = t ? tfc_fl_alloc(sizeof *b) : NULL;
     if (!b) {
         tfc_tensor_unref(t);
         tfc_status_oom(st, "tensor", sizeof *b);
@@ -216,7 +217,7 @@ void tfc_tensor_unref(tfc_tensor *t) {
     if (t->resource_release) t->resource_release(t->resource);
     buffer_unref(t->buf);
     atomic_fetch_sub(&live_tensors, 1);
-    tfc_free(t);
+    tfc_fl_free(t, sizeof *t);
 }
 
 tfc_dtype tfc_tensor_dtype(const tfc_tensor *t) { return t->dtype; }

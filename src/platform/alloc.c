@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "tfc/platform.h"
+#include "platform/free_lists.h"
 
 static _Atomic int64_t fail_after = -1; /* < 0: never fail */
 static _Atomic int64_t failures = 0;
@@ -55,6 +56,99 @@ void *tfc_realloc(void *p, size_t size) {
 }
 
 void tfc_free(void *p) { free(p); }
+
+/* ---- per-thread free lists of small blocks (free_lists.h) ---- */
+#define FL_STEP 64
+#define FL_CLASSES 8 /* blocks of 64, 128, ... 512 bytes */
+#define FL_MAX 128   /* blocks kept per class and thread */
+
+typedef struct fl_node {
+    struct fl_node *next;
+} fl_node;
+
+typedef struct {
+    fl_node *head[FL_CLASSES];
+    int n[FL_CLASSES];
+    bool registered; /* the thread-exit destructor is armed */
+} fl_lists;
+
+static _Thread_local fl_lists tls_fl;
+static pthread_key_t fl_key;
+static pthread_once_t fl_once = PTHREAD_ONCE_INIT;
+static atomic_int fl_on = -1; /* -1: not decided yet */
+
+/* At a thread's exit: its blocks go back to malloc. */
+static void fl_release(void *arg) {
+    fl_lists *l = arg;
+    for (int c = 0; c < FL_CLASSES; c++) {
+        while (l->head[c]) {
+            fl_node *b = l->head[c];
+            l->head[c] = b->next;
+            free(b);
+        }
+        l->n[c] = 0;
+    }
+    l->registered = false;
+}
+
+static void fl_init(void) {
+    const char *e = getenv("TFC_FREE_LISTS");
+    bool on = !(e && !strcmp(e, "0")) && pthread_key_create(&fl_key, fl_release) == 0;
+#if defined(__SANITIZE_ADDRESS__)
+    on = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    on = false;
+#endif
+#endif
+    atomic_store(&fl_on, on);
+}
+
+bool tfc_fl_enabled(void) {
+    if (atomic_load_explicit(&fl_on, memory_order_relaxed) < 0) pthread_once(&fl_once, fl_init);
+    return atomic_load_explicit(&fl_on, memory_order_relaxed) > 0;
+}
+
+/* A block of size bytes without the failure hook. */
+static void *fl_alloc_raw(size_t size) {
+    if (size == 0 || size > FL_STEP * FL_CLASSES || !tfc_fl_enabled()) return malloc(size ? size : 1);
+    int c = (int)((size - 1) / FL_STEP);
+    fl_lists *l = &tls_fl;
+    fl_node *b = l->head[c];
+    if (b) {
+        l->head[c] = b->next;
+        l->n[c]--;
+        return b;
+    }
+    return malloc((size_t)(c + 1) * FL_STEP);
+}
+
+void *tfc_fl_alloc(size_t size) {
+    if (inject_failure()) return NULL;
+    return fl_alloc_raw(size);
+}
+
+void tfc_fl_free(void *p, size_t size) {
+    if (!p) return;
+    if (size == 0 || size > FL_STEP * FL_CLASSES || !tfc_fl_enabled()) {
+        free(p);
+        return;
+    }
+    int c = (int)((size - 1) / FL_STEP);
+    fl_lists *l = &tls_fl;
+    if (l->n[c] >= FL_MAX) {
+        free(p);
+        return;
+    }
+    if (!l->registered) { /* the first block kept by this thread: release the lists when it exits */
+        l->registered = true;
+        pthread_setspecific(fl_key, l);
+    }
+    fl_node *b = p;
+    b->next = l->head[c];
+    l->head[c] = b;
+    l->n[c]++;
+}
 
 /* Tensor buffers: 64-byte aligned, with a header in front recording the size so that freed large blocks can
  * be cached and handed out again for the same size. A training step allocates the same shapes every step;
@@ -121,8 +215,9 @@ void *tfc_aligned_alloc(size_t size) {
             }
         pthread_mutex_unlock(&cache_mu);
     }
-    /* the data starts at the first 64-byte boundary with room for the header before it */
-    char *base = malloc(rs + ALIGN + sizeof(block_hdr));
+    /* the data starts at the first 64-byte boundary with room for the header before it (small blocks from the
+     * free lists) */
+    char *base = fl_alloc_raw(rs + ALIGN + sizeof(block_hdr));
     if (!base) return NULL;
     char *p = (char *)(((uintptr_t)base + sizeof(block_hdr) + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1));
     *header(p) = (block_hdr){base, rs};
@@ -148,7 +243,7 @@ void tfc_aligned_free(void *ptr) {
         pthread_mutex_unlock(&cache_mu);
         return;
     }
-    free(h.base);
+    tfc_fl_free(h.base, h.size + ALIGN + sizeof(block_hdr));
 }
 
 void tfc_alloc_cache_clear(void) {

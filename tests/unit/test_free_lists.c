@@ -1,0 +1,115 @@
+/* The per-thread free lists of small blocks (src/platform/free_lists.h): a freed tensor header, buffer record and
+ * small data block are handed out again (in release builds), blocks of every size class keep what is written
+ * into them across reuse, more blocks than a list keeps go back to malloc, the failure hook still fails
+ * allocations served from a list, threads that keep blocks and exit, and under AddressSanitizer the lists are
+ * off (a freed block goes straight back to malloc, so ASan still reports a use after free). */
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "core/tensor_internal.h"
+#include "platform/free_lists.h"
+#include "tfc_test.h"
+
+static bool asan_build(void) {
+#if defined(__SANITIZE_ADDRESS__)
+    return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return true;
+#endif
+#endif
+    return false;
+}
+
+static void test_reuse(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    if (asan_build()) {
+        CHECK(!tfc_fl_enabled());
+        return;
+    }
+    const char *e = getenv("TFC_FREE_LISTS");
+    CHECK(tfc_fl_enabled() == !(e && !strcmp(e, "0")));
+    if (!tfc_fl_enabled()) return;
+    /* a scalar: header, buffer record and 64-byte data block all come back from the lists */
+    tfc_tensor *a = tfc_scalar_f32(1.5f, &st);
+    REQUIRE(a);
+    void *hdr = a, *rec = a->buf, *data = a->data;
+    tfc_tensor_unref(a);
+    tfc_tensor *b = tfc_scalar_f32(2.5f, &st);
+    REQUIRE(b);
+    CHECK((void *)b == hdr && (void *)b->buf == rec && b->data == data);
+    CHECK(*(float *)b->data == 2.5f && b->refcount == 1 && b->shape.rank == 0 && b->buf->refcount == 1);
+    tfc_tensor_unref(b);
+    /* small tensors' data up to 384 bytes from the lists, 64-byte aligned */
+    for (int64_t n = 1; n <= 96; n += 5) {
+        tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, &n, 1, &st);
+        REQUIRE(t);
+        CHECK(((uintptr_t)t->data & 63) == 0);
+        void *d = t->data;
+        tfc_tensor_unref(t);
+        t = tfc_tensor_new(TFC_FLOAT, &n, 1, &st);
+        REQUIRE(t);
+        CHECK(t->data == d);
+        for (int64_t i = 0; i < n; i++) CHECK(((float *)t->data)[i] == 0.0f); /* tfc_tensor_new zeroes */
+        tfc_tensor_unref(t);
+    }
+}
+
+/* Blocks of every size 1 .. 600 (past the largest class), many more than a list keeps, hold their bytes. */
+static void churn(void) {
+    enum { N = 300 };
+    static __thread unsigned char *blk[N];
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < N; i++) {
+            size_t size = (size_t)(i * 7 + round * 13) % 600 + 1;
+            blk[i] = tfc_fl_alloc(size);
+            REQUIRE(blk[i]);
+            memset(blk[i], (int)(i & 0xFF), size);
+        }
+        int bad = 0;
+        for (int i = 0; i < N; i++) {
+            size_t size = (size_t)(i * 7 + round * 13) % 600 + 1;
+            for (size_t k = 0; k < size; k++) bad += blk[i][k] != (unsigned char)(i & 0xFF);
+        }
+        CHECK(bad == 0);
+        for (int i = 0; i < N; i += 2) tfc_fl_free(blk[i], (size_t)(i * 7 + round * 13) % 600 + 1);
+        for (int i = 1; i < N; i += 2) tfc_fl_free(blk[i], (size_t)(i * 7 + round * 13) % 600 + 1);
+    }
+    tfc_fl_free(NULL, 64);
+}
+
+static void *thread_churn(void *arg) {
+    (void)arg;
+    churn();
+    tfc_status st = TFC_STATUS_INIT;
+    for (int i = 0; i < 200; i++) tfc_tensor_unref(tfc_scalar_f32((float)i, &st));
+    return NULL; /* its lists are released at exit */
+}
+
+static void test_threads_and_faults(void) {
+    churn();
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) REQUIRE(pthread_create(&th[i], NULL, thread_churn, NULL) == 0);
+    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    /* a block is waiting in the 64-byte list: the hook fails the allocation anyway */
+    void *p = tfc_fl_alloc(40);
+    REQUIRE(p);
+    tfc_fl_free(p, 40);
+    tfc_alloc_fail_after(0);
+    CHECK(tfc_fl_alloc(40) == NULL);
+    tfc_status st = TFC_STATUS_INIT;
+    CHECK(tfc_scalar_f32(1.0f, &st) == NULL);
+    CHECK_CODE(&st, TFC_RESOURCE_EXHAUSTED);
+    tfc_alloc_fail_after(-1);
+    tfc_status_clear(&st);
+    p = tfc_fl_alloc(40);
+    CHECK(p != NULL);
+    tfc_fl_free(p, 40);
+}
+
+int main(void) {
+    test_reuse();
+    test_threads_and_faults();
+    TEST_MAIN_END();
+}
