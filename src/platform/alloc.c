@@ -1,6 +1,7 @@
 /* Allocation through one hook so fault tests can fail the Nth allocation (SQLite's approach). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,7 +65,9 @@ void tfc_free(void *p) { free(p); }
 
 typedef struct fl_node {
     struct fl_node *next;
+    uintptr_t key; /* FL_KEY while on a list: a block freed twice is caught (as malloc's own caches do) */
 } fl_node;
+#define FL_KEY ((uintptr_t)0x7466636672656531ull)
 
 typedef struct {
     fl_node *head[FL_CLASSES];
@@ -118,6 +121,7 @@ static void *fl_alloc_raw(size_t size) {
     if (b) {
         l->head[c] = b->next;
         l->n[c]--;
+        b->key = 0;
         return b;
     }
     return malloc((size_t)(c + 1) * FL_STEP);
@@ -145,6 +149,13 @@ void tfc_fl_free(void *p, size_t size) {
         pthread_setspecific(fl_key, l);
     }
     fl_node *b = p;
+    if (b->key == FL_KEY) /* maybe freed twice: on this thread's list? */
+        for (fl_node *q = l->head[c]; q; q = q->next)
+            if (q == b) {
+                fprintf(stderr, "tfc: block %p freed twice\n", p);
+                abort();
+            }
+    b->key = FL_KEY;
     b->next = l->head[c];
     l->head[c] = b;
     l->n[c]++;

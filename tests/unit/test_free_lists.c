@@ -2,8 +2,14 @@
  * small data block are handed out again (in release builds), blocks of every size class keep what is written
  * into them across reuse, more blocks than a list keeps go back to malloc, the failure hook still fails
  * allocations served from a list, threads that keep blocks and exit, and under AddressSanitizer the lists are
- * off (a freed block goes straight back to malloc, so ASan still reports a use after free). */
+ * off (a freed block goes straight back to malloc, so ASan still reports a use after free); a block freed twice
+ * aborts. */
 #include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -108,8 +114,32 @@ static void test_threads_and_faults(void) {
     tfc_fl_free(p, 40);
 }
 
+/* A block freed twice onto a list aborts with a message (in a child process) instead of being handed out twice. */
+static void test_double_free(void) {
+    if (!tfc_fl_enabled()) return;
+    fflush(NULL);
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        void *p = tfc_fl_alloc(100);
+        tfc_fl_free(p, 100);
+        tfc_fl_free(p, 100);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    /* the same block freed, handed out again and freed again is fine */
+    void *p = tfc_fl_alloc(100);
+    tfc_fl_free(p, 100);
+    void *q = tfc_fl_alloc(100);
+    CHECK(q == p);
+    tfc_fl_free(q, 100);
+}
+
 int main(void) {
     test_reuse();
     test_threads_and_faults();
+    test_double_free();
     TEST_MAIN_END();
 }
