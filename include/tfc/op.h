@@ -64,7 +64,7 @@ TFC_API bool tfc_kernel_forward_input(tfc_kernel_ctx *k, int j, int i, const tfc
 /* ---- gradients --------------------------------------------------------------------------------------
  * Symbol-to-symbol: a gradient function emits ops with tfc_execute (so it works on tapes, in graphs and
  * is itself differentiable). dy[i] is the upstream gradient of output i (zeros when that output is
- * unused, never NULL for float outputs; NULL for non-differentiable outputs). Set dx[i] for each input
+ * unused, never NULL for float outputs unless the op's grad_null_dy has bit i; NULL for non-differentiable outputs). Set dx[i] for each input
  * that has a gradient; leave NULL for none. Temporaries are released by the caller's scope. */
 typedef struct tfc_grad_ctx {
     tfc_ctx *ctx;
@@ -92,6 +92,9 @@ struct tfc_op_def {
     tfc_grad_fn grad;      /* NULL: no gradient registered (TensorFlow's "no gradient") */
     bool not_differentiable; /* TensorFlow's NotDifferentiable: gradient is none, silently */
     bool stateful;         /* random ops, variable ops: never folded or deduplicated */
+    /* bit i set: the gradient function takes dy[i] == NULL when output i received no gradient (instead of a
+     * ZerosLike of it the tape would otherwise build), e.g. the cross-entropy ops' backprop output */
+    uint32_t grad_null_dy;
 };
 
 /* Registers a user op (copied by pointer: def must outlive the process). ALREADY_EXISTS on name clash. */

@@ -259,8 +259,12 @@ static bool run_entry(tfc_ctx *ctx, entry *e, idmap *grads, const idmap *reach, 
         any |= dy[i] != NULL;
     }
     if (!any) return true;
+    /* outputs without a gradient get zeros, unless the op's gradient takes NULL for them (grad_null_dy) */
+    const uint32_t null_ok = e->custom ? 0 : e->op->def->grad_null_dy;
     for (int i = 0; i < e->n_out; i++)
-        if (!dy[i] && tfc_dtype_is_floating(e->out[i]->dtype) && !(dy[i] = zeros_like(ctx, e->out[i], st))) return false;
+        if (!dy[i] && tfc_dtype_is_floating(e->out[i]->dtype) && !(i < 32 && (null_ok >> i & 1u)) &&
+            !(dy[i] = zeros_like(ctx, e->out[i], st)))
+            return false;
     for (int i = 0; i < e->n_in; i++) dx[i] = NULL;
     if (e->custom) {
         if (!e->custom(ctx, e->user, e->in, e->n_in, e->out, e->n_out, dy, dx, st)) return false;

@@ -564,12 +564,12 @@ const tfc_op_def tfc_op_def_log_softmax = {
 };
 const tfc_op_def tfc_op_def_softmax_cross_entropy_with_logits = {
     .name = "SoftmaxCrossEntropyWithLogits", .inputs = "features: T, labels: T", .outputs = "loss: T, backprop: T",
-    .attrs = "T: {" NN_FLOATS "}", .shape = xent_shape, .grad = xent_grad,
+    .attrs = "T: {" NN_FLOATS "}", .shape = xent_shape, .grad = xent_grad, .grad_null_dy = 1u << 1,
 };
 const tfc_op_def tfc_op_def_sparse_softmax_cross_entropy_with_logits = {
     .name = "SparseSoftmaxCrossEntropyWithLogits", .inputs = "features: T, labels: Tlabels",
     .outputs = "loss: T, backprop: T", .attrs = "T: {" NN_FLOATS "}, Tlabels: {int32, int64} = int64",
-    .shape = sparse_xent_shape, .grad = sparse_xent_grad,
+    .shape = sparse_xent_shape, .grad = sparse_xent_grad, .grad_null_dy = 1u << 1, /* backprop: xent_features_grad */
 };
 const tfc_op_def tfc_op_def_l2_loss = {
     .name = "L2Loss", .inputs = "t: T", .outputs = "output: T", .attrs = "T: {" NN_FLOATS "}",

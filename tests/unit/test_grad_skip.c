@@ -1,11 +1,14 @@
 /* Binary gradients (src/ops/math_ops.c: AddV2, Sub, Mul, RealDiv, DivNoNan) skip an input whose gradient no
  * source needs (the tape's need_dx): the values of the gradients that are wanted stay exact, and the skipped
  * input's chain of ops is not built (counted through the allocation hook: the gradient with respect to x
- * alone needs fewer allocations than the one with respect to x and y). */
+ * alone needs fewer allocations than the one with respect to x and y). An op's grad_null_dy: the tape hands its
+ * gradient function NULL (not a ZerosLike) for the flagged outputs that received no gradient, zeros for the
+ * others; the cross-entropy ops' gradients stay exact without the backprop output's zeros. */
 #include <math.h>
 #include <string.h>
 
 #include "tfc/eager.h"
+#include "tfc/op.h"
 #include "tfc/platform.h"
 #include "tfc_test.h"
 
@@ -54,6 +57,97 @@ static int64_t allocs_needed(const char *op, tfc_tensor *x, tfc_tensor *y, bool 
         if (ok) return k;
     }
     return -1;
+}
+
+/* ---- grad_null_dy ---- */
+/* Two ops returning their input twice: y0 = y1 = x; the gradient records whether dy[1] arrived and dx = dy0 + dy1. */
+static int seen_null_dy[2], seen_calls;
+static bool two_out_kernel(tfc_kernel_ctx *k, tfc_status *st) {
+    return tfc_kernel_forward_input(k, 0, 0, tfc_tensor_shape(k->in[0]), st) &&
+           tfc_kernel_forward_input(k, 0, 1, tfc_tensor_shape(k->in[0]), st);
+}
+static bool two_out_shape(tfc_shape_ctx *c, tfc_status *st) {
+    return tfc_shape_same_as_input0(c, st) && (c->out_shapes[1] = c->out_shapes[0], true);
+}
+static bool two_out_grad(tfc_grad_ctx *g, tfc_status *st) {
+    seen_calls++;
+    for (int i = 0; i < 2; i++) seen_null_dy[i] += g->dy[i] == NULL;
+    tfc_tensor *a = g->dy[0], *b = g->dy[1];
+    g->dx[0] = !a ? b : !b ? a : tfc_emit(g->ctx, "AddV2", (tfc_tensor *[]){a, b}, 2, NULL, 0, st);
+    return g->dx[0] != NULL;
+}
+static const tfc_op_def two_out_null = {.name = "TfcTwoOutNullDy", .inputs = "x: T", .outputs = "y0: T, y1: T",
+                                        .attrs = "T: {double}", .shape = two_out_shape, .grad = two_out_grad,
+                                        .grad_null_dy = 1u << 1};
+static const tfc_op_def two_out_zeros = {.name = "TfcTwoOutZeros", .inputs = "x: T", .outputs = "y0: T, y1: T",
+                                         .attrs = "T: {double}", .shape = two_out_shape, .grad = two_out_grad};
+
+/* d sum(2 * out[which]) / dx through op, counting the gradient calls' NULL dy */
+static void two_out_case(const char *op, int which, tfc_tensor *x, int null0, int null1) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_tape *tape = tfc_tape_new(ctx, false, true, &st);
+    REQUIRE(tape);
+    tfc_tape_watch(tape, x);
+    tfc_tensor *y[2] = {0};
+    REQUIRE(tfc_execute(ctx, op, &x, 1, NULL, 0, y, 2, &st));
+    tfc_tensor *two = tfc_scalar_f64(2.0, &st);
+    tfc_tensor *m = tfc_emit(ctx, "Mul", (tfc_tensor *[]){y[which], two}, 2, NULL, 0, &st);
+    tfc_tensor *ax = tfc_vec_i32((int32_t[]){0, 1}, 2, &st);
+    tfc_tensor *s = tfc_emit(ctx, "Sum", (tfc_tensor *[]){m, ax}, 2, NULL, 0, &st);
+    REQUIRE(s);
+    seen_null_dy[0] = seen_null_dy[1] = seen_calls = 0;
+    tfc_tensor *g = NULL;
+    CHECK(tfc_tape_gradient(tape, s, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, &g, &st));
+    CHECK_OK(&st);
+    CHECK(seen_calls == 1 && seen_null_dy[0] == null0 && seen_null_dy[1] == null1);
+    REQUIRE(g);
+    for (int i = 0; i < 3; i++) CHECK(tfc_tensor_get_f64(g, i) == 2.0);
+    tfc_tape_free(tape);
+    tfc_tensor_unref(two);
+    tfc_tensor_unref(ax);
+    tfc_scope_end(ctx); /* y, m, s, g */
+}
+
+static void test_grad_null_dy(tfc_tensor *x) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_op_register(&two_out_null, &st) && tfc_op_register(&two_out_zeros, &st));
+    REQUIRE(tfc_kernel_register("TfcTwoOutNullDy", "CPU", two_out_kernel, &st) &&
+            tfc_kernel_register("TfcTwoOutZeros", "CPU", two_out_kernel, &st));
+    two_out_case("TfcTwoOutNullDy", 0, x, 0, 1); /* y1 unused and flagged: NULL */
+    two_out_case("TfcTwoOutNullDy", 1, x, 0, 0); /* y0 unused, not flagged: zeros */
+    two_out_case("TfcTwoOutZeros", 0, x, 0, 0);  /* no flag: zeros */
+    /* SparseSoftmaxCrossEntropyWithLogits: d mean(loss) / d logits = (softmax - onehot) / batch, with the
+     * backprop output unused (its dy NULL) */
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    const double lv[6] = {0.5, -1.0, 2.0, 0.0, 3.0, -0.5};
+    tfc_tensor *logits = f64(lv, 2, 3);
+    tfc_tensor *labels = tfc_vec_i32((int32_t[]){2, 0}, 2, &st);
+    tfc_tape *tape = tfc_tape_new(ctx, false, true, &st);
+    REQUIRE(tape);
+    tfc_tape_watch(tape, logits);
+    tfc_tensor *out[2] = {0};
+    REQUIRE(tfc_execute(ctx, "SparseSoftmaxCrossEntropyWithLogits", (tfc_tensor *[]){logits, labels}, 2, NULL, 0,
+                        out, 2, &st));
+    tfc_tensor *ax = tfc_vec_i32((int32_t[]){0}, 1, &st);
+    tfc_tensor *loss = tfc_emit(ctx, "Mean", (tfc_tensor *[]){out[0], ax}, 2, NULL, 0, &st);
+    REQUIRE(loss);
+    tfc_tensor *g = NULL;
+    CHECK(tfc_tape_gradient(tape, loss, &logits, 1, NULL, 0, TFC_UNCONNECTED_NONE, &g, &st));
+    REQUIRE(g);
+    for (int r = 0; r < 2; r++) {
+        double mx = fmax(fmax(lv[r * 3], lv[r * 3 + 1]), lv[r * 3 + 2]), sum = 0;
+        for (int c = 0; c < 3; c++) sum += exp(lv[r * 3 + c] - mx);
+        for (int c = 0; c < 3; c++) {
+            double want = (exp(lv[r * 3 + c] - mx) / sum - (c == (r == 0 ? 2 : 0))) / 2;
+            CHECK_NEAR(tfc_tensor_get_f64(g, r * 3 + c), want, 1e-12);
+        }
+    }
+    tfc_tape_free(tape);
+    tfc_tensor_unref(ax);
+    tfc_tensor_unref(labels);
+    tfc_tensor_unref(logits);
+    tfc_scope_end(ctx);
 }
 
 int main(void) {
@@ -110,6 +204,7 @@ int main(void) {
         if (!(one + fewer <= two)) fprintf(stderr, "%s: %lld allocations for x, %lld for x and y\n", op, (long long)one, (long long)two);
         CHECK(one + fewer <= two);
     }
+    test_grad_null_dy(x);
     tfc_tensor_unref(x);
     tfc_tensor_unref(y);
     tfc_ctx_free(ctx);
