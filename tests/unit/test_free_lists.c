@@ -62,42 +62,51 @@ static void test_reuse(void) {
     }
 }
 
-/* Blocks of every size 1 .. 600 (past the largest class), many more than a list keeps, hold their bytes. */
-static void churn(void) {
+/* Blocks of every size 1 .. 600 (past the largest class), many more than a list keeps, hold their bytes; returns
+ * the bytes found wrong (no CHECK: it also runs on other threads). */
+static long churn(void) {
     enum { N = 300 };
-    static __thread unsigned char *blk[N];
+    unsigned char *blk[N];
+    long bad = 0;
     for (int round = 0; round < 3; round++) {
         for (int i = 0; i < N; i++) {
             size_t size = (size_t)(i * 7 + round * 13) % 600 + 1;
             blk[i] = tfc_fl_alloc(size);
-            REQUIRE(blk[i]);
+            if (!blk[i]) return -1;
             memset(blk[i], (int)(i & 0xFF), size);
         }
-        int bad = 0;
         for (int i = 0; i < N; i++) {
             size_t size = (size_t)(i * 7 + round * 13) % 600 + 1;
             for (size_t k = 0; k < size; k++) bad += blk[i][k] != (unsigned char)(i & 0xFF);
         }
-        CHECK(bad == 0);
         for (int i = 0; i < N; i += 2) tfc_fl_free(blk[i], (size_t)(i * 7 + round * 13) % 600 + 1);
         for (int i = 1; i < N; i += 2) tfc_fl_free(blk[i], (size_t)(i * 7 + round * 13) % 600 + 1);
     }
     tfc_fl_free(NULL, 64);
+    return bad;
 }
 
 static void *thread_churn(void *arg) {
-    (void)arg;
-    churn();
+    long *bad = arg;
+    *bad = churn();
     tfc_status st = TFC_STATUS_INIT;
-    for (int i = 0; i < 200; i++) tfc_tensor_unref(tfc_scalar_f32((float)i, &st));
+    for (int i = 0; i < 200; i++) {
+        tfc_tensor *t = tfc_scalar_f32((float)i, &st);
+        if (!t || *(float *)t->data != (float)i) (*bad)++;
+        tfc_tensor_unref(t);
+    }
     return NULL; /* its lists are released at exit */
 }
 
 static void test_threads_and_faults(void) {
-    churn();
+    CHECK(churn() == 0);
     pthread_t th[3];
-    for (int i = 0; i < 3; i++) REQUIRE(pthread_create(&th[i], NULL, thread_churn, NULL) == 0);
-    for (int i = 0; i < 3; i++) pthread_join(th[i], NULL);
+    long bad[3] = {0};
+    for (int i = 0; i < 3; i++) REQUIRE(pthread_create(&th[i], NULL, thread_churn, &bad[i]) == 0);
+    for (int i = 0; i < 3; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(bad[i] == 0);
+    }
     /* a block is waiting in the 64-byte list: the hook fails the allocation anyway */
     void *p = tfc_fl_alloc(40);
     REQUIRE(p);
