@@ -243,6 +243,17 @@ static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_
     return true;
 }
 
+/* The conv and pool geometries of a fused conv+pool kernel and its pooled output (allocated here when a graph
+ * trace left its shape unknown); false with st set on bad attrs or no memory. */
+static bool conv_pool_out(tfc_kernel_ctx *k, tfc_conv_geom *cg, tfc_conv_geom *pg, tfc_status *st) {
+    if (!tfc_conv_pool_geom(k->op->name, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, cg, pg, st))
+        return false;
+    if (k->out[0]) return true;
+    int64_t od[4];
+    tfc_conv_dims(false, pg->batch, pg->out_h, pg->out_w, pg->out_c, od);
+    return tfc_kernel_alloc_output(k, 0, od, 4, st);
+}
+
 static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     const char *op = k->op->name;
     tfc_fused_spec fs;
@@ -251,12 +262,7 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
                                       [TFC_FUSED_RELU6] = TFC_EPI_RELU6, [TFC_FUSED_ELU] = TFC_EPI_ELU,
                                       [TFC_FUSED_LEAKY_RELU] = TFC_EPI_LEAKY_RELU};
     tfc_conv_geom cg, pg;
-    if (!tfc_conv_pool_geom(op, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &cg, &pg, st)) return false;
-    if (!k->out[0]) { /* shape left unknown by a graph trace */
-        int64_t od[4];
-        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, od);
-        if (!tfc_kernel_alloc_output(k, 0, od, 4, st)) return false;
-    }
+    if (!conv_pool_out(k, &cg, &pg, st)) return false;
     tfc_tensor *out = k->out[0];
     if (out->num_elements == 0) return true;
     const tfc_dtype dt = out->dtype;
@@ -290,13 +296,7 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
 /* ---- _TfcFusedConv2DMaxPoolTrain: MaxPool of conv_output (input 3; _FusedConv2D computed it) ---- */
 static bool fused_conv2d_max_pool_train(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_conv_geom cg, pg;
-    if (!tfc_conv_pool_geom(k->op->name, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &cg, &pg, st))
-        return false;
-    if (!k->out[0]) {
-        int64_t od[4];
-        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, od);
-        if (!tfc_kernel_alloc_output(k, 0, od, 4, st)) return false;
-    }
+    if (!conv_pool_out(k, &cg, &pg, st)) return false;
     tfc_tensor *out = k->out[0];
     if (out->num_elements == 0) return true;
     const tfc_dtype dt = out->dtype;
