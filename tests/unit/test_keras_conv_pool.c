@@ -14,36 +14,13 @@
 #include "kernels/cpu/kernels.h"
 #include "keras/keras_internal.h"
 #include "tfc/keras.h"
-#include "tfc_test.h"
+#include "fused_test_util.h"
 
 extern const tfc_kernel_reg tfc_cpu_kernels_fused_pool[];
 
 static tfc_kernel_fn orig_fused;
 static int n_fused;
 static bool count_fused(tfc_kernel_ctx *k, tfc_status *st) { return n_fused++, orig_fused(k, st); }
-
-static uint32_t rng = 12345u;
-static float uniform(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return (float)(rng >> 8) / 8388608.0f - 1.0f;
-}
-
-static tfc_tensor *random_tensor(const int64_t *dims, int rank, float scale) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, dims, rank, &st);
-    REQUIRE(t);
-    float *p = tfc_tensor_mutable_data(t);
-    for (int64_t i = 0; i < tfc_tensor_num_elements(t); i++) p[i] = scale * uniform();
-    return t;
-}
-
-/* Whether a and b have one shape and equal bits (NaN == NaN). */
-static bool same(const tfc_tensor *a, const tfc_tensor *b) {
-    if (!a || !b || !tfc_shape_equal(tfc_tensor_shape(a), tfc_tensor_shape(b))) return false;
-    return !memcmp(tfc_tensor_data(a), tfc_tensor_data(b), (size_t)tfc_tensor_num_elements(a) * sizeof(float));
-}
 
 /* ---- the op against _FusedConv2D + MaxPool ---- */
 static void op_case(tfc_ctx *ctx, const int64_t xd[4], const int64_t fd[4], int64_t cs, const char *cpad, int64_t dil,
@@ -265,6 +242,7 @@ static void dense_softmax_case(int64_t batch, int64_t in, int64_t units) {
 }
 
 int main(void) {
+    test_rng = 12345u;
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *init = tfc_ctx_new(NULL, &st); /* the registry, before the counting kernel replaces the op's */
     REQUIRE(init);

@@ -17,7 +17,7 @@
 #include "kernels/cpu/pool_internal.h"
 #include "keras/keras_internal.h"
 #include "tfc/keras.h"
-#include "tfc_test.h"
+#include "fused_test_util.h"
 
 extern const tfc_kernel_reg tfc_cpu_kernels_fused_pool[];
 
@@ -25,42 +25,17 @@ static tfc_kernel_fn orig_rbg;
 static int n_rbg;
 static bool count_rbg(tfc_kernel_ctx *k, tfc_status *st) { return n_rbg++, orig_rbg(k, st); }
 
-static uint32_t rng = 987654u;
-static float uniform(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return (float)(rng >> 8) / 8388608.0f - 1.0f;
-}
-
-/* uniform in [-scale, scale), or integers in [-ints, ints] when ints > 0 */
-static tfc_tensor *random_tensor(const int64_t *dims, int rank, float scale, int ints) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, dims, rank, &st);
-    REQUIRE(t);
-    float *p = tfc_tensor_mutable_data(t);
-    for (int64_t i = 0; i < tfc_tensor_num_elements(t); i++)
-        p[i] = ints ? (float)(int)((uniform() + 1.0f) * 0.5f * (float)(2 * ints + 1) - 1e-6f) - (float)ints
-                    : scale * uniform();
-    return t;
-}
-
-static bool same(const tfc_tensor *a, const tfc_tensor *b) {
-    if (!a || !b || !tfc_shape_equal(tfc_tensor_shape(a), tfc_tensor_shape(b))) return false;
-    return !memcmp(tfc_tensor_data(a), tfc_tensor_data(b), (size_t)tfc_tensor_num_elements(a) * sizeof(float));
-}
-
 /* ---- the op against MaxPoolGrad + _FusedBiasAddGrad ---- */
 static void op_case(tfc_ctx *ctx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t s, const char *pad,
                     int ints) {
     tfc_status st = TFC_STATUS_INIT;
     REQUIRE(tfc_scope_begin(ctx, &st));
-    tfc_tensor *y = random_tensor((const int64_t[]){n, h, w, c}, 4, 1.0f, ints);
+    tfc_tensor *y = random_tensor_ints((const int64_t[]){n, h, w, c}, 4, 1.0f, ints);
     int64_t ks[4] = {1, k, k, 1}, ss[4] = {1, s, s, 1};
     tfc_attr pa[3] = {TFC_ATTR_INTS("ksize", ks, 4), TFC_ATTR_INTS("strides", ss, 4), TFC_ATTR_S("padding", pad)};
     tfc_tensor *pooled = tfc_emit(ctx, "MaxPool", &y, 1, pa, 3, &st);
     REQUIRE(pooled);
-    tfc_tensor *dp = random_tensor(tfc_tensor_shape(pooled)->dims, 4, 2.0f, 0);
+    tfc_tensor *dp = random_tensor_ints(tfc_tensor_shape(pooled)->dims, 4, 2.0f, 0);
     float *d = tfc_tensor_mutable_data(dp);
     for (int64_t i = 0; i < tfc_tensor_num_elements(dp); i += 7) d[i] = -0.0f; /* -0 becomes +0 as MaxPoolGrad's */
     tfc_tensor *dx = tfc_emit(ctx, "MaxPoolGrad", (tfc_tensor *[]){y, pooled, dp}, 3, pa, 3, &st);
@@ -140,7 +115,7 @@ static int run_tape(tfc_ctx *ctx, tfc_model *m, tfc_tensor *x, bool persistent, 
     *y = tfc_model_call(m, x, true, &st);
     REQUIRE(*y);
     /* a weighted sum, so that each output element has its own upstream gradient */
-    tfc_tensor *w = random_tensor(tfc_tensor_shape(*y)->dims, 2, 1.0f, 0);
+    tfc_tensor *w = random_tensor_ints(tfc_tensor_shape(*y)->dims, 2, 1.0f, 0);
     tfc_tensor *prod = tfc_emit(ctx, "Mul", (tfc_tensor *[]){*y, w}, 2, NULL, 0, &st);
     REQUIRE(prod);
     CHECK(tfc_tape_gradient(tape, prod, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, g, &st));
@@ -157,7 +132,7 @@ static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], 
     tfc_model *m = make(ctx);
     REQUIRE(m);
     const int64_t xd[4] = {batch, in_dims[0], in_dims[1], in_dims[2]};
-    tfc_tensor *x = random_tensor(xd, 4, 1.0f, ints ? 1 : 0);
+    tfc_tensor *x = random_tensor_ints(xd, 4, 1.0f, ints ? 1 : 0);
     tfc_tensor *y0 = tfc_model_call(m, x, false, &st); /* builds */
     REQUIRE(y0);
     tfc_tensor_unref(y0);
@@ -166,7 +141,7 @@ static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], 
         const int nv = model_vars(m, vars, 16);
         for (int i = 0; i < nv; i++) {
             const tfc_shape *s = tfc_variable_shape(vars[i]);
-            tfc_tensor *v = random_tensor(s->dims, s->rank, 1.0f, s->rank == 1 ? 0 : 1);
+            tfc_tensor *v = random_tensor_ints(s->dims, s->rank, 1.0f, s->rank == 1 ? 0 : 1);
             if (s->rank == 1) memset(tfc_tensor_mutable_data(v), 0, (size_t)tfc_tensor_num_elements(v) * sizeof(float));
             REQUIRE(tfc_variable_assign(ctx, vars[i], v, &st));
             tfc_tensor_unref(v);
@@ -174,10 +149,10 @@ static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], 
     }
     tfc_tensor *yf, *yu, *gf[16] = {0}, *gu[16] = {0};
     n_rbg = 0;
-    const uint32_t seed = rng;
+    const uint32_t seed = test_rng;
     const int nv = run_tape(ctx, m, x, false, &yf, gf);
     const int fused = n_rbg;
-    rng = seed; /* the same output weights */
+    test_rng = seed; /* the same output weights */
     n_rbg = 0;
     run_tape(ctx, m, x, true, &yu, gu);
     CHECK(fused == 2 && n_rbg == 0);
@@ -203,7 +178,7 @@ static void fit_case(int threads) {
     REQUIRE(ctx);
     tfc_model *m[2] = {bench_model(ctx), bench_model(ctx)};
     REQUIRE(m[0] && m[1]);
-    tfc_tensor *x = random_tensor((const int64_t[]){48, 28, 28, 1}, 4, 1.0f, 0);
+    tfc_tensor *x = random_tensor_ints((const int64_t[]){48, 28, 28, 1}, 4, 1.0f, 0);
     tfc_tensor *labels = tfc_tensor_new(TFC_INT32, (const int64_t[]){48}, 1, &st);
     REQUIRE(labels);
     for (int i = 0; i < 48; i++) ((int32_t *)tfc_tensor_mutable_data(labels))[i] = (i * 7) % 10;
@@ -251,6 +226,7 @@ static void fit_case(int threads) {
 }
 
 int main(void) {
+    test_rng = 987654u;
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *init = tfc_ctx_new(NULL, &st); /* the registry, before the counting kernel replaces the op's */
     REQUIRE(init);

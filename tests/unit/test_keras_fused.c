@@ -7,7 +7,7 @@
 #include "kernels/cpu/kernels.h"
 #include "keras/keras_internal.h"
 #include "tfc/keras.h"
-#include "tfc_test.h"
+#include "fused_test_util.h"
 
 extern const tfc_kernel_reg tfc_cpu_kernels_fused[], tfc_cpu_kernels_nn[];
 
@@ -23,23 +23,6 @@ static tfc_kernel_fn find(const tfc_kernel_reg *t, const char *op) {
 static bool count_conv(tfc_kernel_ctx *k, tfc_status *st) { return n_conv++, orig_conv(k, st); }
 static bool count_mm(tfc_kernel_ctx *k, tfc_status *st) { return n_mm++, orig_mm(k, st); }
 static bool count_bias(tfc_kernel_ctx *k, tfc_status *st) { return n_bias++, orig_bias(k, st); }
-
-static uint32_t rng = 777u;
-static float uniform(void) {
-    rng ^= rng << 13;
-    rng ^= rng >> 17;
-    rng ^= rng << 5;
-    return (float)(rng >> 8) / 8388608.0f - 1.0f;
-}
-
-static tfc_tensor *random_tensor(const int64_t *dims, int rank, float scale) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, dims, rank, &st);
-    REQUIRE(t);
-    float *p = tfc_tensor_mutable_data(t);
-    for (int64_t i = 0; i < tfc_tensor_num_elements(t); i++) p[i] = scale * uniform();
-    return t;
-}
 
 /* Largest |a - b| / (1 + |b|) over two float tensors of one shape (inf when the shapes differ). */
 static double max_diff(const tfc_tensor *a, const tfc_tensor *b) {
@@ -177,6 +160,7 @@ static void dense_case(const char *act, int64_t units, const int64_t *xd, int xr
 }
 
 int main(void) {
+    test_rng = 777u;
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
