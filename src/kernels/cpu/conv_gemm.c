@@ -50,12 +50,12 @@ static void gemm_ep_f64(tfc_threadpool *pool, int64_t m, int64_t n, int64_t k, c
  * 64-channel convolution and about half of a one-channel one (the col matrix is 9x its input). Grouped
  * convolutions and the other cases use im2col; TFC_CONV_IM2COL=1 forces it for every convolution, Winograd's
  * included (for comparisons). */
-static bool implicit_enabled(void) {
-    static _Atomic int state; /* 0: not read, 1: on, 2: off */
+bool tfc_conv_im2col_forced(void) {
+    static _Atomic int state; /* 0: not read, 1: forced, 2: not */
     int s = state;
     if (!s) {
         const char *e = getenv("TFC_CONV_IM2COL");
-        state = s = e && *e && strcmp(e, "0") ? 2 : 1;
+        state = s = e && *e && strcmp(e, "0") ? 1 : 2;
     }
     return s == 1;
 }
@@ -116,7 +116,7 @@ static bool winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
 
 static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
                              const tfc_epilogue *ep) {
-    if (!implicit_enabled()) return false;
+    if (tfc_conv_im2col_forced()) return false;
     if (winograd_fwd_f32(pool, g, x, f, y, ep)) return true;
     if (g->groups != 1 || g->dil_w != 1) return false;
     float *owned;
@@ -139,7 +139,7 @@ static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
  * with pt' = (KH - 1) * dil_h - pad_top, pl' = KW - 1 - pad_left (and likewise at the bottom and right). */
 static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f,
                                    float *dx) {
-    if (!implicit_enabled()) return false;
+    if (tfc_conv_im2col_forced()) return false;
     tfc_status wst = TFC_STATUS_INIT; /* its only failures (no scratch) fall back to the paths below */
     if (tfc_conv_winograd_bwd_input_ok(g) && tfc_conv2d_winograd_bwd_input_f32(pool, g, dy, f, dx, &wst)) return true;
     if (g->groups != 1 || g->dil_w != 1 || g->stride_h != 1 || g->stride_w != 1) return false;
@@ -170,7 +170,7 @@ static bool implicit_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g,
  * (row tiles lie within one filter row of kw * c floats; 4-row tiles for a one-channel image's 3). */
 static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
                                     float *df) {
-    if (!implicit_enabled()) return false;
+    if (tfc_conv_im2col_forced()) return false;
     tfc_status wst = TFC_STATUS_INIT; /* its only failures (no scratch) fall back to the paths below */
     if (tfc_conv_wgrad_small_ok(g) && tfc_conv2d_wgrad_small_f32(pool, g, x, dy, df, &wst)) return true;
     if (tfc_conv_winograd_bwd_filter_ok(g) && tfc_conv2d_winograd_bwd_filter_f32(pool, g, x, dy, df, &wst)) return true;

@@ -18,6 +18,12 @@
 #define TFC_CONV_TILE_MIN_M 256
 #define TFC_CONV_TILE_MAX_ELEMS ((int64_t)1 << 23)
 
+/* The environment's switches for comparisons, read once: TFC_CONV_IM2COL=1 (im2col + GEMM for every
+ * convolution, the Winograd and implicit-GEMM paths off; conv_gemm.c) and TFC_CONV_WINOGRAD=0 (no Winograd
+ * path; conv_winograd.c). */
+bool tfc_conv_im2col_forced(void);
+bool tfc_conv_winograd_enabled(void);
+
 /* float for float/half/bfloat16, double for double and integer dtypes. */
 tfc_dtype tfc_conv_compute_dtype(tfc_dtype dt);
 

@@ -38,16 +38,6 @@ typedef int v4i __attribute__((vector_size(16)));
 #define LOAD4(p) ((v4)(*(const v4u *)(p)))
 #define STORE4(p, x) (*(v4u *)(p) = (x))
 
-static bool enabled(void) {
-    static _Atomic int state; /* 0: not read, 1: on, 2: off (TFC_CONV_WINOGRAD=0, as conv_winograd.c) */
-    int s = state;
-    if (!s) {
-        const char *e = getenv("TFC_CONV_WINOGRAD");
-        state = s = e && !strcmp(e, "0") ? 2 : 1;
-    }
-    return s == 1;
-}
-
 /* Taken where it measured faster than the implicit GEMM (1 thread, against TFC_CONV_WINOGRAD=0): one input
  * channel 3-5x (128x28x28 -> 32 channels: 0.2 ms against 0.4; 64x28x28 -> 16: 0.06 against 0.29), two with 32
  * output channels 1.2x. With more input channels the scalar input transform (4-lane vectors only for one
@@ -55,7 +45,7 @@ static bool enabled(void) {
 bool tfc_conv_wgrad_small_ok(const tfc_conv_geom *g) {
     return g->k_h == 3 && g->k_w == 3 && g->stride_h == 1 && g->stride_w == 1 && g->dil_h == 1 && g->dil_w == 1 &&
            g->groups == 1 && (g->in_c == 1 || (g->in_c == 2 && g->out_c >= 32)) && g->out_c >= 1 && g->batch >= 1 &&
-           g->out_h >= 1 && g->out_w >= 1 && enabled();
+           g->out_h >= 1 && g->out_w >= 1 && tfc_conv_winograd_enabled();
 }
 
 typedef struct {

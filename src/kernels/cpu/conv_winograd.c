@@ -33,7 +33,7 @@
  * U[p] being multiplied and the GEMM's packed edges). */
 #define BLOCK_BYTES (640 * 1024)
 
-static bool winograd_enabled(void) {
+bool tfc_conv_winograd_enabled(void) {
     static _Atomic int state; /* 0: not read, 1: on, 2: off */
     int s = state;
     if (!s) {
@@ -62,12 +62,12 @@ static bool worth_it(int64_t n, int64_t oh, int64_t ow, int64_t c, int64_t co) {
 }
 
 bool tfc_conv_winograd_fwd_ok(const tfc_conv_geom *g) {
-    return is_3x3_s1(g) && winograd_enabled() && tfc_sgemm_kernels() &&
+    return is_3x3_s1(g) && tfc_conv_winograd_enabled() && tfc_sgemm_kernels() &&
            worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c);
 }
 
 bool tfc_conv_winograd_bwd_input_ok(const tfc_conv_geom *g) {
-    return is_3x3_s1(g) && winograd_enabled() && tfc_sgemm_kernels() &&
+    return is_3x3_s1(g) && tfc_conv_winograd_enabled() && tfc_sgemm_kernels() &&
            worth_it(g->batch, g->in_h, g->in_w, g->out_c, g->in_c);
 }
 
@@ -637,7 +637,7 @@ static bool swap_product(const tfc_gemm_isa *isa, int64_t c, int64_t co) {
  * channels, nor 28x28 with 16 -> 32 or 24 -> 24 (model 0.85x and 0.7x; there the GEMM measured 1.2x and
  * 1.37x faster than this path). */
 bool tfc_conv_winograd_bwd_filter_ok(const tfc_conv_geom *g) {
-    if (!is_3x3_s1(g) || !winograd_enabled() || !worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c))
+    if (!is_3x3_s1(g) || !tfc_conv_winograd_enabled() || !worth_it(g->batch, g->out_h, g->out_w, g->in_c, g->out_c))
         return false;
     const tfc_gemm_isa *isa = tfc_sgemm_kernels();
     if (!isa) return false;

@@ -52,17 +52,6 @@ static pthread_mutex_t u_mu = PTHREAD_MUTEX_INITIALIZER;
 static u_entry u_cache[U_CACHE];
 static uint64_t u_clock;
 
-/* Whether TFC_CONV_IM2COL=1 turned the paths without im2col (Winograd's included) off, as conv_gemm.c reads it. */
-static bool im2col_forced(void) {
-    static _Atomic int state; /* 0: not read, 1: forced, 2: not */
-    int s = state;
-    if (!s) {
-        const char *e = getenv("TFC_CONV_IM2COL");
-        state = s = e && *e && strcmp(e, "0") ? 1 : 2;
-    }
-    return s == 1;
-}
-
 /* The entry holding U of filter f ([3, 3, c, co] float32, its buffer allocated by tfc), found or made (the
  * least recently used unused entry replaced), with a user taken; NULL when it cannot be kept (a filter tfc
  * does not own, too large, every entry in use, no memory): the caller then transforms on every call. */
@@ -283,7 +272,7 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     const double macs = (double)N * (double)img * (double)(cg.k_h * cg.k_w * cg.k_c);
     tfc_conv_geom one = cg;
     one.batch = per;
-    u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !im2col_forced() &&
+    u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !tfc_conv_im2col_forced() &&
                           (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&cg))
                       ? u_get(k->pool, k->in[1], cg.in_c, cg.out_c)
                       : NULL;
