@@ -155,11 +155,12 @@ typedef struct tfc_fit_opts {
  * ambiguous"), shapes the model rejects, labels out of range (naming the layer/loss and values), a
  * validation_split leaving no training or validation samples; the error of a callback stops training.
  * Prefetch: as Keras's tf.data pipeline, fit gathers the next batch's rows of x, y and sample_weight on one
- * background thread (its own, besides the context's intra-op threads) while the current step runs: at most one
- * batch ahead, the same batches in the same order as without it (bit-identical training), its errors reported
- * by fit, the thread joined before fit returns (also on early stop or an error). x, y and sample_weight must
- * not be written while fit runs. TFC_FIT_PREFETCH=0 in the environment gathers on the calling thread;
- * arrays of strings are always gathered there. */
+ * background thread (its own, besides the context's intra-op threads) while the current step runs: a queue of
+ * 2 to 8 batches ahead (as many as fit in 8 MiB; TFC_FIT_PREFETCH_DEPTH=n sets it), never more than one pass
+ * ahead, the same batches in the same order as without it (bit-identical training), its errors reported by
+ * fit, the thread joined before fit returns (also on early stop or an error). x, y and sample_weight must not
+ * be written while fit runs. TFC_FIT_PREFETCH=0 in the environment gathers on the calling thread; arrays of
+ * strings are always gathered there. */
 TFC_API bool tfc_model_fit(tfc_model *m, tfc_tensor *x, tfc_tensor *y, const tfc_fit_opts *opts, tfc_history **history,
                            tfc_status *st);
 TFC_API bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, int n_y,
