@@ -331,22 +331,36 @@ static const char *conv_pool_act(tfc_layer *l, tfc_layer *pl, tfc_tensor *x, boo
     return act;
 }
 
-bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
-                               tfc_status *st) {
+/* The pair (l, pl) on x as one op: _TfcFusedConv2DMaxPool for inference, whose weight reads are not taped;
+ * under a training step's tape _FusedConv2D unrecorded, then _TfcFusedConv2DMaxPoolTrain, whose gradient stands
+ * for both (taped reads: the tape maps the variables to these tensors). *y stays NULL when the pair does not
+ * qualify. */
+static bool conv_pool_call(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, bool train, tfc_tensor **y,
+                           tfc_status *st) {
     *y = NULL;
-    const char *act = conv_pool_act(l, pl, x, false);
+    const char *act = conv_pool_act(l, pl, x, train);
     if (!act) return true;
     conv2d *c = (conv2d *)l;
     if (!tfc_scope_begin(ctx, st)) return false;
-    tfc_tensor *k = tfc_variable_read_untaped(ctx, c->kernel, st),
-               *b = k ? tfc_variable_read_untaped(ctx, c->bias, st) : NULL;
+    tfc_tensor *(*read)(tfc_ctx *, tfc_variable *, tfc_status *) = train ? tfc_variable_read : tfc_variable_read_untaped;
+    tfc_tensor *k = read(ctx, c->kernel, st), *b = k ? read(ctx, c->bias, st) : NULL;
     tfc_tensor *out = NULL;
     if (b) {
         int64_t strides[4], dil[4], ks[4], pst[4];
         tfc_attr at[12];
         const char *ops[2];
         int na = conv_pool_attrs(c, (const tfc_pooling2d *)pl, act, strides, dil, ks, pst, ops, at);
-        out = tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, k, b}, 3, at, na, st);
+        if (!train) {
+            out = tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, k, b}, 3, at, na, st);
+        } else {
+            /* the convolution's output, as the layer's call computes it (_FusedConv2D, data_format left at its
+             * NHWC default), not recorded: _TfcFusedConv2DMaxPoolTrain's gradient stands for it */
+            ctx->record_paused++;
+            tfc_tensor *conv = tfc_emit(ctx, "_FusedConv2D", (tfc_tensor *[]){x, k, b}, 3, at, na - 3, st);
+            ctx->record_paused--;
+            if (conv)
+                out = tfc_emit(ctx, "_TfcFusedConv2DMaxPoolTrain", (tfc_tensor *[]){x, k, b, conv}, 4, at, na, st);
+        }
     }
     if (!out) {
         tfc_scope_end(ctx);
@@ -357,33 +371,12 @@ bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_te
     return true;
 }
 
+bool tfc_conv2d_max_pool_infer(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
+                               tfc_status *st) {
+    return conv_pool_call(l, pl, ctx, x, false, y, st);
+}
+
 bool tfc_conv2d_max_pool_train(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
                                tfc_status *st) {
-    *y = NULL;
-    const char *act = conv_pool_act(l, pl, x, true);
-    if (!act) return true;
-    conv2d *c = (conv2d *)l;
-    if (!tfc_scope_begin(ctx, st)) return false;
-    /* taped reads: the tape maps the variables to these tensors */
-    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st), *b = k ? tfc_variable_read(ctx, c->bias, st) : NULL;
-    tfc_tensor *out = NULL;
-    if (b) {
-        int64_t strides[4], dil[4], ks[4], pst[4];
-        tfc_attr at[12];
-        const char *ops[2];
-        int na = conv_pool_attrs(c, (const tfc_pooling2d *)pl, act, strides, dil, ks, pst, ops, at);
-        /* the convolution's output, as the layer's call computes it (_FusedConv2D, data_format left at its
-         * NHWC default), not recorded: _TfcFusedConv2DMaxPoolTrain's gradient stands for it */
-        ctx->record_paused++;
-        tfc_tensor *conv = tfc_emit(ctx, "_FusedConv2D", (tfc_tensor *[]){x, k, b}, 3, at, na - 3, st);
-        ctx->record_paused--;
-        if (conv) out = tfc_emit(ctx, "_TfcFusedConv2DMaxPoolTrain", (tfc_tensor *[]){x, k, b, conv}, 4, at, na, st);
-    }
-    if (!out) {
-        tfc_scope_end(ctx);
-        return false;
-    }
-    if (!tfc_scope_end_keep(ctx, &out, 1, st)) return false;
-    *y = out;
-    return true;
+    return conv_pool_call(l, pl, ctx, x, true, y, st);
 }
