@@ -89,32 +89,6 @@ static void u_put(u_entry *e) {
     pthread_mutex_unlock(&u_mu);
 }
 
-/* MaxPool of rows [b, e) of the pool's output (units (n, oh)) without SIMD tables: the first cell of the
- * window, then y = y < v ? v : y over the others in row-major order, as pool.c's scalar kernel. */
-#define SCALAR_MAX_POOL(T, SFX)                                                                               \
-    static void max_pool_rows_##SFX(const tfc_conv_geom *g, const T *x, T *y, int64_t b, int64_t e) {        \
-        const int64_t H = g->in_h, W = g->in_w, C = g->in_c, OH = g->out_h, OW = g->out_w;                    \
-        for (int64_t r = b; r < e; r++) {                                                                     \
-            const int64_t n = r / OH, oh = r % OH;                                                            \
-            int64_t h0 = oh * g->stride_h - g->pad_top, h1 = h0 + g->k_h;                                     \
-            h0 = h0 < 0 ? 0 : h0, h1 = h1 > H ? H : h1;                                                       \
-            for (int64_t ow = 0; ow < OW; ow++) {                                                             \
-                int64_t w0 = ow * g->stride_w - g->pad_left, w1 = w0 + g->k_w;                                \
-                w0 = w0 < 0 ? 0 : w0, w1 = w1 > W ? W : w1;                                                   \
-                T *restrict yp = y + (r * OW + ow) * C;                                                       \
-                const T *xn = x + n * H * W * C;                                                              \
-                memcpy(yp, xn + (h0 * W + w0) * C, (size_t)C * sizeof(T));                                   \
-                for (int64_t h = h0; h < h1; h++)                                                             \
-                    for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; w++) {                                  \
-                        const T *restrict xp = xn + (h * W + w) * C;                                          \
-                        for (int64_t c = 0; c < C; c++) yp[c] = yp[c] < xp[c] ? xp[c] : yp[c];                \
-                    }                                                                                         \
-            }                                                                                                 \
-        }                                                                                                     \
-    }
-SCALAR_MAX_POOL(float, f32)
-SCALAR_MAX_POOL(double, f64)
-
 typedef struct {
     bool dbl;
     const tfc_conv_geom *cg, *pg;
@@ -133,14 +107,9 @@ typedef struct {
 
 /* MaxPool of pool rows [b, e) (units (n, oh) of geometry pg) from conv output `src` into `dst`. */
 static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *src, void *dst, int64_t b, int64_t e) {
-    if (j->dbl) {
-        max_pool_rows_f64(pg, src, dst, b, e);
-    } else if (j->simd) {
-        pool_job pj = {pg, src, NULL, dst, pg->in_c, 1};
-        j->simd->max_fwd(&pj, b, e);
-    } else {
-        max_pool_rows_f32(pg, src, dst, b, e);
-    }
+    pool_job pj = {pg, src, NULL, dst, pg->in_c, 1};
+    if (j->simd) j->simd->max_fwd(&pj, b, e);
+    else tfc_max_pool_rows_scalar(j->dbl, &pj, b, e);
 }
 
 /* The convolution of g (one slice, or the batch) into y: with the kept transform where the Winograd path

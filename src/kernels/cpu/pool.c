@@ -114,6 +114,11 @@ POOL_DEFINE(int16_t, i16)
 POOL_DEFINE(int32_t, i32)
 POOL_DEFINE(int64_t, i64)
 
+void tfc_max_pool_rows_scalar(bool dbl, const pool_job *j, int64_t b, int64_t e) {
+    if (dbl) max_pool_rows_f64((void *)j, b, e);
+    else max_pool_rows_f32((void *)j, b, e);
+}
+
 #define AVG_DEFINE(T, SFX)                                                                                  \
     TFC_SIMD_CLONES static void avg_pool_rows_##SFX(void *arg, int64_t b, int64_t e) {                                    \
         const pool_job *j = arg;                                                                            \

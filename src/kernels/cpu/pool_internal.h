@@ -25,6 +25,10 @@ typedef struct pool_job {
     int64_t cb, nb;     /* channel block size and blocks per image (units of the overlapping MaxPoolGrad) */
 } pool_job;
 
+/* MaxPool of output rows [b, e) (units (n, oh)) of j with pool.c's scalar kernel, float64 or float32 (for
+ * callers without a SIMD table). */
+void tfc_max_pool_rows_scalar(bool dbl, const pool_job *j, int64_t b, int64_t e);
+
 /* float32 kernels; each is a tfc_range_fn over units of a pool_job. */
 typedef struct tfc_pool_simd {
     const char *name; /* NULL: not built for this target */
