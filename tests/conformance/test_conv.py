@@ -189,10 +189,14 @@ def test_conv2d_matches_tf(rng, dtype):
         x = random_array(rng, xs, dtype)
         f = random_array(rng, (cfg["kh"], cfg["kw"], cfg["c"], co), dtype)
         attrs = conv_attrs(cfg)
-        # TF's CPU kernels: compute the reference in float64 for int32/bfloat16 (no kernel) and where a stride
-        # exceeds the filter size (TensorFlow 2.21's float32 Conv2D returns garbage such as 1e13 there, e.g.
-        # input [2,7,3,1], filter [2,2,1,3], strides [1,1,3,1], SAME; its float64 kernel is right).
-        if dtype in ("int32", "bfloat16") or cfg["sh"] > cfg["kh"] or cfg["sw"] > cfg["kw"]:
+        # TF's CPU kernels: compute the reference in float64 for int32/bfloat16 (no kernel), where a stride
+        # exceeds the filter size, and for one input channel with an output width of 1 and a width stride > 1:
+        # TensorFlow 2.21's float32 Conv2D returns wrong values there (garbage such as 1e13 for input [2,7,3,1],
+        # filter [2,2,1,3], strides [1,1,3,1], SAME; wrong sums for input [2,4,2,1], filter [2,3,1,3], strides
+        # [1,1,2,1], SAME: seed 2521700094; 128 of 963 such shapes measured, none with 2 channels); its float64
+        # kernel is right.
+        if (dtype in ("int32", "bfloat16") or cfg["sh"] > cfg["kh"] or cfg["sw"] > cfg["kw"]
+                or (cfg["c"] == 1 and cfg["ow"] == 1 and cfg["sw"] > 1)):
             ref_dt = np.float64
             want = tf_nhwc("Conv2D", {"input": x.astype(ref_dt), "filter": f.astype(ref_dt)}, attrs,
                            nchw_inputs=("input",) if cfg["fmt"] == "NCHW" else (), nchw_output=True)
