@@ -16,6 +16,7 @@ Helpers for test_<family>.py files (import them with `from conftest import ...`)
     FLOAT_DTYPES, INT_DTYPES                           dtype name lists for parametrize
 """
 import os
+import random
 import sys
 
 import numpy as np
@@ -78,11 +79,15 @@ def np_dtype(dtype):
 
 @pytest.fixture
 def rng(request):
-    """A fresh numpy Generator per test; the seed differs every run and is printed (shown on failure)."""
+    """A fresh numpy Generator per test; the seed differs every run and is printed (shown on failure).
+    TensorFlow's global seed and Python's `random` (which tf_keras's unseeded initializers draw from) are set
+    from the same seed, so TFC_TEST_SEED also reproduces the initial weights of tf_keras models."""
     env = os.environ.get("TFC_TEST_SEED")
     seed = int(env) if env else int.from_bytes(os.urandom(4), "little")
     request.node.user_properties.append(("seed", seed))
     print("seed=%d (reproduce with TFC_TEST_SEED=%d)" % (seed, seed))
+    random.seed(seed)
+    tf.random.set_seed(seed)
     return np.random.default_rng(seed)
 
 
