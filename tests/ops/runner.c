@@ -323,7 +323,14 @@ static void test_gradient_case(const op_case *c, const tfc_op *op) {
             if (fabs(dplus - dminus) > 1e-2 * (1 + fabs(dplus) + fabs(dminus))) continue;
             double num = (fp - fm) / (2 * h);
             double tol = 1e-5 * (c->tol > 0 ? c->tol : 1);
-            if (!(fabs(num - g[e]) <= tol * (1 + fabs(num)))) {
+            /* A kink crossed on one side only leaves that side's difference smooth: the tape's derivative at
+             * x0 is then that one-sided slope (within its h * f'' / 2), while the central difference is off
+             * by half the sides' disagreement. Such an element is skipped when the sides disagree by more
+             * than the tolerance and the tape matches one of them. */
+            bool one_side = fabs(dplus - dminus) > 2 * tol * (1 + fabs(num)) &&
+                            (fabs(dplus - g[e]) <= tol * (1 + fabs(dplus)) ||
+                             fabs(dminus - g[e]) <= tol * (1 + fabs(dminus)));
+            if (!(fabs(num - g[e]) <= tol * (1 + fabs(num))) && !one_side) {
                 fail(c->op, c->label, TFC_DOUBLE, "d/d input %d [%lld]: tape %.10g, finite difference %.10g", i,
                      (long long)e, g[e], num);
                 ok = false;
