@@ -2,19 +2,34 @@
  * another in a context); workers pull chunk indices from an atomic counter so uneven chunks balance.
  * The caller never waits for workers to wake up: it runs chunks itself, then closes the job to new joiners
  * and waits only for workers that are inside a chunk. On a loaded machine a worker's wake-up can take
- * milliseconds, far longer than a small op. */
+ * milliseconds, far longer than a small op.
+ *
+ * Hand-offs of small jobs (a few microseconds of work each, as in a batch-1 inference whose ops come every
+ * few microseconds): a futex wake-up of a sleeping worker costs the caller a system call and the worker tens
+ * of microseconds before it runs, so such jobs would all run on the caller. So a worker that finishes a job
+ * (or finds it closed) spins for SPIN_NS, polling the job generation with a pause instruction, before it
+ * sleeps on the condition variable; a job posted meanwhile is joined within about a hundred nanoseconds, and
+ * the caller skips the wake-up call when no worker sleeps. Likewise the caller, waiting for workers still
+ * inside a chunk, spins up to SPIN_NS before sleeping. The spin is bounded per job, so an idle pool sleeps:
+ * at most SPIN_NS of CPU time per job per worker is spent polling. TFC_POOL_SPIN_US in the environment (read
+ * once; 0 turns spinning off) sets it, for comparisons. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tfc/platform.h"
+
+#define SPIN_NS_DEFAULT 50000
 
 typedef struct pool_job {
     tfc_range_fn fn;
     void *arg;
     int64_t n, chunk, n_chunks;
     _Atomic int64_t next_chunk;
-    int refs; /* workers inside the job (under the pool mutex) */
+    _Atomic int refs; /* workers inside the job (changed under the pool mutex; read by the spinning caller) */
 } pool_job;
 
 struct tfc_threadpool {
@@ -23,12 +38,60 @@ struct tfc_threadpool {
     pthread_mutex_t mu;
     pthread_cond_t work_cv, done_cv;
     pthread_mutex_t job_mu; /* serialises parallel_for calls from different threads */
-    uint64_t generation;
-    bool stop;
+    _Atomic uint64_t generation; /* written under mu; polled without it by spinning workers */
+    int sleepers;                /* workers waiting on work_cv (under mu) */
+    _Atomic bool stop; /* written under mu; also read by spinning workers */
     pool_job *job; /* open job (on the caller's stack), NULL when closed */
 };
 
 static _Thread_local int in_pool_worker;
+
+/* How long workers and callers poll before sleeping, in nanoseconds (0: no spinning). */
+static int64_t spin_ns(void) {
+    static _Atomic int64_t v = -1;
+    int64_t s = atomic_load_explicit(&v, memory_order_relaxed);
+    if (s < 0) {
+        const char *e = getenv("TFC_POOL_SPIN_US");
+        s = e && *e ? (int64_t)atoi(e) * 1000 : SPIN_NS_DEFAULT;
+        if (s < 0) s = 0;
+        atomic_store_explicit(&v, s, memory_order_relaxed);
+    }
+    return s;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Polls until done(arg) or `ns` nanoseconds passed; returns done(arg). The first polls are pause
+ * instructions (a job posted within a microsecond or two is seen at once); after that each poll yields the
+ * CPU (sched_yield), so that on a machine with more runnable threads than cores a spinning thread gives its
+ * core to them instead of taking it from the threads doing work (this process's included). */
+static bool spin_until(bool (*done)(const void *), const void *arg, int64_t ns) {
+    if (ns <= 0) return done(arg);
+    int64_t end = 0;
+    for (unsigned i = 0;; i++) {
+        if (done(arg)) return true;
+        if (i < 256) {
+            cpu_relax();
+            continue;
+        }
+        const int64_t t = now_ns();
+        if (!end) end = t + ns;
+        else if (t >= end) return done(arg);
+        sched_yield();
+    }
+}
 
 int tfc_num_cores(void) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -45,21 +108,48 @@ static void run_chunks(pool_job *j) {
     }
 }
 
+typedef struct {
+    const tfc_threadpool *p;
+    uint64_t seen;
+} gen_wait;
+
+static bool new_generation(const void *arg) {
+    const gen_wait *w = arg;
+    return atomic_load_explicit(&w->p->generation, memory_order_acquire) != w->seen || w->p->stop;
+}
+
 static void *worker(void *arg) {
     tfc_threadpool *p = arg;
     in_pool_worker = 1;
     uint64_t seen = 0;
+    const int64_t spin = spin_ns();
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (!p->stop && (!p->job || p->generation == seen)) pthread_cond_wait(&p->work_cv, &p->mu);
+        if (!p->stop && (!p->job || p->generation == seen) && spin > 0) {
+            /* poll for the next job a while before sleeping */
+            pthread_mutex_unlock(&p->mu);
+            spin_until(new_generation, &(gen_wait){p, seen}, spin);
+            pthread_mutex_lock(&p->mu);
+        }
+        while (!p->stop && (!p->job || p->generation == seen)) {
+            if (p->generation != seen) { /* a job came and closed meanwhile: poll again for the next */
+                seen = p->generation;
+                break;
+            }
+            p->sleepers++;
+            pthread_cond_wait(&p->work_cv, &p->mu);
+            p->sleepers--;
+        }
         if (p->stop) break;
+        if (!p->job || p->generation == seen) continue;
         seen = p->generation;
         pool_job *j = p->job;
-        j->refs++;
+        atomic_fetch_add(&j->refs, 1);
         pthread_mutex_unlock(&p->mu);
         run_chunks(j);
         pthread_mutex_lock(&p->mu);
-        if (--j->refs == 0) pthread_cond_signal(&p->done_cv);
+        /* j may be gone once refs is 0 (a spinning caller returns): the last use */
+        if (atomic_fetch_sub(&j->refs, 1) == 1) pthread_cond_signal(&p->done_cv);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -107,6 +197,8 @@ void tfc_threadpool_free(tfc_threadpool *p) {
 
 int tfc_threadpool_size(const tfc_threadpool *p) { return p ? p->n_workers + 1 : 1; }
 
+static bool refs_zero(const void *arg) { return atomic_load(&((const pool_job *)arg)->refs) == 0; }
+
 void tfc_parallel_for(tfc_threadpool *p, int64_t n, int64_t cost_per_unit, tfc_range_fn fn, void *arg) {
     if (n <= 0) return;
     /* Below ~50k cost units the wake-up latency of workers costs more than it saves. */
@@ -125,20 +217,28 @@ void tfc_parallel_for(tfc_threadpool *p, int64_t n, int64_t cost_per_unit, tfc_r
     int64_t chunk = (n + n_chunks - 1) / n_chunks;
     n_chunks = (n + chunk - 1) / chunk;
 
-    pool_job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .n_chunks = n_chunks, .refs = 0};
+    pool_job j = {.fn = fn, .arg = arg, .n = n, .chunk = chunk, .n_chunks = n_chunks};
     atomic_init(&j.next_chunk, 0);
+    atomic_init(&j.refs, 0);
     pthread_mutex_lock(&p->job_mu);
     pthread_mutex_lock(&p->mu);
     p->job = &j;
-    p->generation++;
-    pthread_cond_broadcast(&p->work_cv);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_release);
+    if (p->sleepers) pthread_cond_broadcast(&p->work_cv); /* (spinning workers see the generation) */
     pthread_mutex_unlock(&p->mu);
     in_pool_worker = 1;
     run_chunks(&j);
     in_pool_worker = 0;
     pthread_mutex_lock(&p->mu);
     p->job = NULL; /* workers that wake from now on find nothing to join */
-    while (j.refs > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+    if (atomic_load(&j.refs) > 0) {
+        /* workers still inside a chunk: poll a while (they decrement refs under mu, and touch j no more
+         * after that), then sleep until the last one signals */
+        pthread_mutex_unlock(&p->mu);
+        const bool done = spin_until(refs_zero, &j, spin_ns());
+        pthread_mutex_lock(&p->mu);
+        while (!done && atomic_load(&j.refs) > 0) pthread_cond_wait(&p->done_cv, &p->mu);
+    }
     pthread_mutex_unlock(&p->mu);
     pthread_mutex_unlock(&p->job_mu);
 }
