@@ -1,8 +1,9 @@
 /* Conv2D -> MaxPooling2D inference as one op (_TfcFusedConv2DMaxPool, src/kernels/cpu/fused_pool.c; Keras
  * model calls with training=false, src/keras/model.c):
- *  - the op against _FusedConv2D then MaxPool on the same data, bit for bit, on 1, 2 and 3 threads: shapes
+ *  - the op against _FusedConv2D then MaxPool on the same data, bit for bit, on 1 to 4 threads: shapes
  *    that reach the Winograd, implicit-GEMM and im2col convolutions, SAME/VALID pools with clipped or dropped
- *    edges, batch 1, batches cut into several slices, and the whole-batch path (few images, much work each);
+ *    edges, batch 1, batches cut into several slices, fewer images than threads (pool rows in bands), and the
+ *    whole-batch path (few images, much work each);
  *  - a Sequential CNN called with training=false against the same layers called one by one (the unfused
  *    ops), bit for bit, with a counting kernel showing the fused op ran (once per Conv2D/MaxPooling2D pair);
  *    after set_weights and in-place updates (assign_add) of either kernel the fused result follows the new
@@ -71,6 +72,19 @@ static void op_cases(int threads) {
     op_case(ctx, (const int64_t[]){2, 10, 9, 4}, (const int64_t[]){3, 3, 4, 6}, 2, "SAME", 1, "Elu", 2, 1, "VALID");
     op_case(ctx, (const int64_t[]){3, 9, 10, 2}, (const int64_t[]){2, 3, 2, 5}, 1, "VALID", 2, "LeakyRelu", 2, 2, "SAME");
     op_case(ctx, (const int64_t[]){2, 7, 8, 5}, (const int64_t[]){3, 3, 5, 7}, 1, "SAME", 1, "Relu6", 3, 3, "VALID");
+    /* fewer images than threads, little work each (a batch-1 inference on 2+ threads): each image's pool rows
+     * in bands, one per thread, each band's conv rows (from an even row: Winograd's tiles) computed apart.
+     * Odd sizes, SAME and VALID convs and pools, overlapping and clipped windows, strides, dilation, channel
+     * counts off multiples of 16, Winograd with odd band boundaries */
+    op_case(ctx, (const int64_t[]){1, 15, 14, 17}, (const int64_t[]){3, 3, 17, 20}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){1, 21, 19, 24}, (const int64_t[]){3, 3, 24, 33}, 1, "VALID", 1, "Relu", 3, 2, "SAME");
+    op_case(ctx, (const int64_t[]){1, 23, 22, 32}, (const int64_t[]){3, 3, 32, 48}, 1, "SAME", 1, NULL, 2, 2, "SAME");
+    op_case(ctx, (const int64_t[]){1, 30, 29, 5}, (const int64_t[]){3, 3, 5, 19}, 1, "SAME", 1, "Relu", 3, 3, "VALID");
+    op_case(ctx, (const int64_t[]){1, 33, 31, 3}, (const int64_t[]){3, 3, 3, 16}, 2, "SAME", 1, "Elu", 2, 1, "VALID");
+    op_case(ctx, (const int64_t[]){1, 31, 30, 4}, (const int64_t[]){2, 3, 4, 24}, 1, "VALID", 2, "LeakyRelu", 2, 2, "SAME");
+    op_case(ctx, (const int64_t[]){1, 27, 26, 2}, (const int64_t[]){5, 5, 2, 40}, 1, "VALID", 1, "Relu6", 3, 1, "VALID");
+    op_case(ctx, (const int64_t[]){2, 17, 16, 16}, (const int64_t[]){3, 3, 16, 32}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){3, 13, 13, 32}, (const int64_t[]){3, 3, 32, 64}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
     /* few images with much work each: on several threads, the convolution over the whole batch */
     op_case(ctx, (const int64_t[]){1, 40, 40, 16}, (const int64_t[]){3, 3, 16, 32}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){2, 36, 34, 8}, (const int64_t[]){5, 5, 8, 24}, 1, "VALID", 1, "Relu", 2, 2, "SAME");
@@ -250,7 +264,7 @@ int main(void) {
         if (!strcmp(r->op, "_TfcFusedConv2DMaxPool")) orig_fused = r->fn;
     REQUIRE(orig_fused);
     REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPool", "CPU", count_fused, &st));
-    for (int t = 1; t <= 3; t++) op_cases(t);
+    for (int t = 1; t <= 4; t++) op_cases(t);
     keras_cases(1);
     keras_cases(2);
     functional_case();

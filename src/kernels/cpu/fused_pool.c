@@ -7,8 +7,9 @@
  * stores) into a per-thread scratch, and pooled from there by MaxPool's own kernels (pool_simd.inc, or the
  * same comparisons in scalar code). Slices run in parallel, each convolution on its thread alone; a batch
  * with fewer slices than threads and much work per image runs the convolution over the whole batch on the
- * pool instead (into one scratch of the full size), then the pool. Every path computes what _FusedConv2D
- * then MaxPool compute: the same convolution per image, the same comparisons.
+ * pool instead (into one scratch of the full size), then the pool; one with little work per image (a batch-1
+ * inference) cuts each image's pool rows into bands, one per thread (see bands() below). Every path computes
+ * what _FusedConv2D then MaxPool compute: the same convolution per image, the same comparisons.
  *
  * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
  * its filter on every call (10% of a batch-1 CNN inference; once per slice here). So the transform of
@@ -112,16 +113,21 @@ static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *s
     else tfc_max_pool_rows_scalar(j->dbl, &pj, b, e);
 }
 
-/* The convolution of g (one slice, or the batch) into y: with the kept transform where the Winograd path
- * takes g (as conv_gemm.c would choose it), else _FusedConv2D's forward. */
-static bool conv_into(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, const void *x, void *y,
-                      tfc_status *st) {
-    if (j->u && tfc_conv_winograd_fwd_ok(g) &&
-        tfc_conv2d_winograd_fwd_u_f32(pool, g, x, j->u, j->ep->bias, j->ep->act == TFC_EPI_RELU, y, st))
+/* The convolution of g (one slice, the batch, or a band of rows of one image) into y: with the kept
+ * transform where `wino` (the Winograd path takes the whole image's or slice's geometry, as conv_gemm.c
+ * would choose it), else _FusedConv2D's forward. */
+static bool conv_with(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, bool wino, const void *x,
+                      void *y, tfc_status *st) {
+    if (wino && tfc_conv2d_winograd_fwd_u_f32(pool, g, x, j->u, j->ep->bias, j->ep->act == TFC_EPI_RELU, y, st))
         return true;
     tfc_status_clear(st); /* (Winograd's only failure: no scratch; the GEMM paths then run) */
     return j->dbl ? tfc_conv2d_fwd_ep_f64(pool, g, x, j->f, y, j->ep, st)
                   : tfc_conv2d_fwd_ep_f32(pool, g, x, j->f, y, j->ep, st);
+}
+
+static bool conv_into(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, const void *x, void *y,
+                      tfc_status *st) {
+    return conv_with(j, pool, g, j->u && tfc_conv_winograd_fwd_ok(g), x, y, st);
 }
 
 static int take_slot(slice_job *j) {
@@ -164,6 +170,119 @@ static void pool_range(void *arg, int64_t b, int64_t e) {
     pool_rows(r->j, r->j->pg, r->src, r->j->y, b, e);
 }
 
+/* ---- bands: fewer images than threads, little work each (a batch-1 inference) ----
+ * Each image's pool rows are cut into nb bands, one unit (n, band) each; a unit computes the convolution rows
+ * its pool rows read (conv rows [lo, hi), lo rounded down to even so that Winograd's 2x2 tiles are the whole
+ * image's) into its thread's scratch and pools them, so the threads split one image's work with one hand-off
+ * (the pool's workers spin briefly between jobs: a few microseconds of work each is worth splitting). Every
+ * output reads the same convolution values as the whole image's: the same per-pixel sums (Winograd: the same
+ * tiles, the same transforms), the same windows of the same pool kernels. */
+typedef struct {
+    slice_job *j;
+    int64_t nb;  /* bands per image */
+    bool wino;   /* the Winograd path, chosen for the whole image */
+} band_job;
+
+/* Conv rows [*lo, *hi) that pool rows [p0, p1) of geometry pg read (lo even). */
+static void band_rows(const tfc_conv_geom *pg, int64_t p0, int64_t p1, int64_t *lo, int64_t *hi) {
+    int64_t a = p0 * pg->stride_h - pg->pad_top, b = (p1 - 1) * pg->stride_h - pg->pad_top + pg->k_h;
+    if (a < 0) a = 0;
+    if (b > pg->in_h) b = pg->in_h;
+    *lo = a / 2 * 2;
+    *hi = b;
+}
+
+/* The geometry of conv rows [lo, hi) of one image of cg, reading input rows from *x_row on (non-negative
+ * paddings, out_h = hi - lo). */
+static tfc_conv_geom band_geom(const tfc_conv_geom *cg, int64_t lo, int64_t hi, int64_t *x_row) {
+    tfc_conv_geom g = *cg;
+    const int64_t start = lo * cg->stride_h - cg->pad_top, /* first input row of the band's windows */
+        end = (hi - 1) * cg->stride_h - cg->pad_top + (cg->k_h - 1) * cg->dil_h + 1; /* past the last */
+    g.batch = 1;
+    g.out_h = hi - lo;
+    *x_row = start > 0 ? start : 0;
+    g.pad_top = start < 0 ? -start : 0;
+    g.in_h = (end < cg->in_h ? end : cg->in_h) - *x_row;
+    g.pad_bottom = end > cg->in_h ? end - cg->in_h : 0;
+    return g;
+}
+
+static void bands(void *arg, int64_t b, int64_t e) {
+    const band_job *bj = arg;
+    slice_job *j = bj->j;
+    const int slot = take_slot(j);
+    const size_t es = j->dbl ? sizeof(double) : sizeof(float);
+    void *tmp = (char *)j->scratch + (size_t)slot * (size_t)j->slot_elems * es;
+    const tfc_conv_geom *cg = j->cg, *pg = j->pg;
+    for (int64_t u = b; u < e && !atomic_load(&j->failed); u++) {
+        const int64_t n = u / bj->nb, band = u % bj->nb;
+        const int64_t p0 = pg->out_h * band / bj->nb, p1 = pg->out_h * (band + 1) / bj->nb;
+        int64_t lo, hi, x_row;
+        band_rows(pg, p0, p1, &lo, &hi);
+        const tfc_conv_geom cs = band_geom(cg, lo, hi, &x_row);
+        tfc_conv_geom ps = *pg; /* the pool over the band's conv rows: row lo is row 0 */
+        ps.batch = 1;
+        ps.in_h = hi - lo;
+        ps.pad_top = pg->pad_top + lo;
+        tfc_status st = TFC_STATUS_INIT;
+        const char *x = (const char *)j->x + (size_t)((n * cg->in_h + x_row) * cg->in_w * cg->in_c) * es;
+        char *y = (char *)j->y + (size_t)(n * pg->out_h * pg->out_w * pg->out_c) * es;
+        if (!conv_with(j, NULL, &cs, bj->wino, x, tmp, &st)) {
+            atomic_store(&j->failed, true);
+            break;
+        }
+        pool_rows(j, &ps, tmp, y, p0, p1);
+    }
+    atomic_store(&j->busy[slot], 0);
+}
+
+/* Bands per image for j's geometry on `threads` threads: enough units for the threads, at least BAND_MACS
+ * multiply-adds and one pool row each; 1 (no bands) where that leaves fewer than 2 per image or a band
+ * would read no conv row. */
+#define BAND_MACS 65536.0
+static int64_t band_count(const tfc_conv_geom *cg, const tfc_conv_geom *pg, int threads, double macs_per_image) {
+    const int64_t N = cg->batch;
+    if (N <= 0 || N >= threads) return 1;
+    int64_t nb = (threads + N - 1) / N;
+    if (nb > pg->out_h) nb = pg->out_h;
+    if ((double)nb * BAND_MACS > macs_per_image) nb = (int64_t)(macs_per_image / BAND_MACS);
+    if (nb < 2) return 1;
+    for (int64_t band = 0; band < nb; band++) {
+        int64_t lo, hi;
+        band_rows(pg, pg->out_h * band / nb, pg->out_h * (band + 1) / nb, &lo, &hi);
+        if (hi <= lo) return 1;
+    }
+    return nb;
+}
+
+static bool run_bands(tfc_kernel_ctx *k, slice_job *j, int64_t nb, double macs, size_t es, int threads,
+                      tfc_status *st) {
+    const tfc_conv_geom *cg = j->cg, *pg = j->pg;
+    const int64_t units = cg->batch * nb;
+    int64_t rows = 0; /* the most conv rows of a band */
+    for (int64_t band = 0; band < nb; band++) {
+        int64_t lo, hi;
+        band_rows(pg, pg->out_h * band / nb, pg->out_h * (band + 1) / nb, &lo, &hi);
+        if (hi - lo > rows) rows = hi - lo;
+    }
+    tfc_conv_geom one = *cg;
+    one.batch = 1;
+    band_job bj = {j, nb, j->u && tfc_conv_winograd_fwd_ok(&one)};
+    j->n_slots = units < threads ? (int)units : threads;
+    j->slot_elems = (rows * cg->out_w * cg->out_c + 15) / 16 * 16;
+    const size_t bytes = (size_t)j->n_slots * (size_t)j->slot_elems * es + (size_t)j->n_slots * sizeof(_Atomic int);
+    char *buf = tfc_aligned_alloc(bytes);
+    if (!buf) return tfc_status_oom(st, k->op->name, bytes);
+    j->scratch = buf;
+    j->busy = (_Atomic int *)(buf + (size_t)j->n_slots * (size_t)j->slot_elems * es);
+    for (int s = 0; s < j->n_slots; s++) atomic_init(&j->busy[s], 0);
+    /* (a cost that always splits: the bands were sized to be worth a hand-off) */
+    tfc_parallel_for(k->pool, units, (int64_t)(macs / (double)units) + 50000, bands, &bj);
+    tfc_aligned_free(buf);
+    if (atomic_load(&j->failed)) return tfc_status_oom(st, k->op->name, (size_t)j->slot_elems * es);
+    return true;
+}
+
 /* The convolution and pool of j (geometry, data and kept transform set): in slices on the threads, or the
  * whole batch's convolution on the pool, then the pool. */
 static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_slices, double macs, int64_t img,
@@ -172,6 +291,10 @@ static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_
     const char *op = k->op->name;
     const tfc_conv_geom cg = *j->cg, pg = *j->pg; /* (copies for reading) */
     const int64_t N = cg.batch;
+    if (n_slices < threads && macs < 4194304.0) {
+        const int64_t nb = band_count(&cg, &pg, threads, macs / (double)N);
+        if (nb > 1) return run_bands(k, j, nb, macs, es, threads, st);
+    }
     if (n_slices < threads && macs >= 4194304.0) {
         /* too few images to keep the threads busy one slice each: the convolution over the whole batch on
          * the pool, then the pool */
