@@ -85,6 +85,14 @@ static void op_cases(int threads) {
     op_case(ctx, (const int64_t[]){1, 27, 26, 2}, (const int64_t[]){5, 5, 2, 40}, 1, "VALID", 1, "Relu6", 3, 1, "VALID");
     op_case(ctx, (const int64_t[]){2, 17, 16, 16}, (const int64_t[]){3, 3, 16, 32}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){3, 13, 13, 32}, (const int64_t[]){3, 3, 32, 64}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
+    /* VALID pools that read no last row or column (odd conv outputs): only the rows and columns read are
+     * computed; with im2col (dilation), strides, the implicit GEMM, Winograd, in slices and in bands */
+    op_case(ctx, (const int64_t[]){1, 12, 13, 3}, (const int64_t[]){2, 3, 3, 5}, 1, "VALID", 2, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){3, 12, 13, 3}, (const int64_t[]){2, 3, 3, 5}, 1, "VALID", 2, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){2, 15, 17, 6}, (const int64_t[]){3, 3, 6, 9}, 2, "VALID", 1, NULL, 3, 2, "VALID");
+    op_case(ctx, (const int64_t[]){1, 19, 17, 20}, (const int64_t[]){3, 3, 20, 18}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){5, 17, 19, 20}, (const int64_t[]){3, 3, 20, 18}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){1, 16, 16, 8}, (const int64_t[]){3, 3, 8, 16}, 1, "VALID", 1, "Relu", 4, 4, "VALID");
     /* few images with much work each: on several threads, the convolution over the whole batch */
     op_case(ctx, (const int64_t[]){1, 40, 40, 16}, (const int64_t[]){3, 3, 16, 32}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){2, 36, 34, 8}, (const int64_t[]){5, 5, 8, 24}, 1, "VALID", 1, "Relu", 2, 2, "SAME");

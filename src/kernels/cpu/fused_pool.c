@@ -98,6 +98,8 @@ typedef struct {
     const tfc_epilogue *ep;
     const tfc_pool_simd *simd; /* float32 MaxPool tables, or NULL */
     const float *u;            /* the filter's kept Winograd transform (float32, no or ReLU activation), or NULL */
+    int64_t full_oh, full_ow;  /* the convolution's output size before trimming (cg has the rows and columns the
+                                * pool reads) */
     int64_t per;               /* images per slice */
     void *scratch;             /* n_slots slots of slot_elems */
     int64_t slot_elems;
@@ -125,9 +127,18 @@ static bool conv_with(const slice_job *j, tfc_threadpool *pool, const tfc_conv_g
                   : tfc_conv2d_fwd_ep_f32(pool, g, x, j->f, y, j->ep, st);
 }
 
+/* Whether the Winograd path runs for g (cg, a slice of it, or one image of it): as _FusedConv2D decides it
+ * for the untrimmed output size, so that both compute the same tiles. */
+static bool wino_for(const slice_job *j, const tfc_conv_geom *g) {
+    tfc_conv_geom full = *g;
+    full.out_h = j->full_oh;
+    full.out_w = j->full_ow;
+    return j->u && tfc_conv_winograd_fwd_ok(&full);
+}
+
 static bool conv_into(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, const void *x, void *y,
                       tfc_status *st) {
-    return conv_with(j, pool, g, j->u && tfc_conv_winograd_fwd_ok(g), x, y, st);
+    return conv_with(j, pool, g, wino_for(j, g), x, y, st);
 }
 
 static int take_slot(slice_job *j) {
@@ -267,7 +278,7 @@ static bool run_bands(tfc_kernel_ctx *k, slice_job *j, int64_t nb, double macs, 
     }
     tfc_conv_geom one = *cg;
     one.batch = 1;
-    band_job bj = {j, nb, j->u && tfc_conv_winograd_fwd_ok(&one)};
+    band_job bj = {j, nb, wino_for(j, &one)};
     j->n_slots = units < threads ? (int)units : threads;
     j->slot_elems = (rows * cg->out_w * cg->out_c + 15) / 16 * 16;
     const size_t bytes = (size_t)j->n_slots * (size_t)j->slot_elems * es + (size_t)j->n_slots * sizeof(_Atomic int);
@@ -350,9 +361,20 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
     const tfc_epilogue ep = {.bias = k->in[2]->data, .act = map[fs.act], .alpha = fs.alpha};
     const bool dbl = dt == TFC_DOUBLE;
+    /* Only the convolution rows and columns that some pool window reads are computed: a VALID pool drops the
+     * last ones of odd sizes (the demo CNN's 11x11 -> 5x5: 10x10, 25 Winograd tiles instead of 36). The
+     * kernels take the output size from cg (the input and paddings unchanged) and compute each kept output
+     * as before; the pool reads the trimmed layout. */
+    const int64_t full_oh = cg.out_h, full_ow = cg.out_w;
+    {
+        const int64_t rows = (pg.out_h - 1) * pg.stride_h - pg.pad_top + pg.k_h,
+                      cols = (pg.out_w - 1) * pg.stride_w - pg.pad_left + pg.k_w;
+        if (rows > 0 && rows < cg.out_h) cg.out_h = pg.in_h = rows;
+        if (cols > 0 && cols < cg.out_w) cg.out_w = pg.in_w = cols;
+    }
     const size_t es = dbl ? sizeof(double) : sizeof(float);
     slice_job j = {.dbl = dbl, .cg = &cg, .pg = &pg, .x = k->in[0]->data, .f = k->in[1]->data, .y = out->data,
-                   .ep = &ep, .simd = dbl ? NULL : tfc_pool_simd_get()};
+                   .ep = &ep, .simd = dbl ? NULL : tfc_pool_simd_get(), .full_oh = full_oh, .full_ow = full_ow};
     atomic_init(&j.failed, false);
     /* images per slice: a conv output of about SLICE_BYTES, and at least one slice per thread */
     const int threads = tfc_threadpool_size(k->pool);
@@ -362,10 +384,13 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     if (per * threads > N) per = (N + threads - 1) / threads;
     const int64_t n_slices = (N + per - 1) / per;
     const double macs = (double)N * (double)img * (double)(cg.k_h * cg.k_w * cg.k_c);
-    tfc_conv_geom one = cg;
+    tfc_conv_geom whole = cg, one; /* (untrimmed, as wino_for decides) */
+    whole.out_h = full_oh;
+    whole.out_w = full_ow;
+    one = whole;
     one.batch = per;
     u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !tfc_conv_im2col_forced() &&
-                          (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&cg))
+                          (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&whole))
                       ? u_get(k->pool, k->in[1], cg.in_c, cg.out_c)
                       : NULL;
     j.u = ue ? ue->u : NULL;
