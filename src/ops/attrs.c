@@ -342,8 +342,10 @@ void tfc_attrs_free(tfc_attrs *a) {
 /* ---- getters ---- */
 const tfc_attr *tfc_attrs_find(const tfc_attrs *a, const char *name) {
     if (!a) return NULL;
+    /* (the first characters compared inline: most names differ there, and kernels look attrs up per call) */
     for (int i = 0; i < a->n; i++)
-        if (a->a[i].kind != TFC_ATTR_NONE && !strcmp(a->op->attrs[i].name, name)) return &a->a[i];
+        if (a->a[i].kind != TFC_ATTR_NONE && a->op->attrs[i].name[0] == name[0] && !strcmp(a->op->attrs[i].name, name))
+            return &a->a[i];
     return NULL;
 }
 int64_t tfc_attrs_int(const tfc_attrs *a, const char *name, int64_t dflt) {

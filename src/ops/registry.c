@@ -80,8 +80,8 @@ static bool number(cur *c, double *out, bool *is_int) {
 }
 
 int tfc_op_attr_index(const tfc_op *op, const char *name) {
-    for (int i = 0; i < op->n_attrs; i++)
-        if (!strcmp(op->attrs[i].name, name)) return i;
+    for (int i = 0; i < op->n_attrs; i++) /* (first characters inline: called per attr per op call) */
+        if (op->attrs[i].name[0] == name[0] && !strcmp(op->attrs[i].name, name)) return i;
     return -1;
 }
 
