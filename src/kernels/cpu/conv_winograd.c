@@ -93,6 +93,7 @@ typedef struct {
     size_t slot_floats, m_off, ws_off, zero_off, dump_off;
     _Atomic int *busy;
     int n_slots;
+    int parts; /* > 0: the tiles in this many blocks on the pool's threads, whatever the size (else chosen) */
 } wino_job;
 
 /* ---- filter transform ---- */
@@ -393,8 +394,8 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, cons
     /* Below about 2M multiply-adds (one 11x11x32 -> 64 image: 1.2M, 6 microseconds) waking the pool costs
      * more than it saves (a batch-1 CNN inference ran 25% slower on 2 threads than on 1): one thread. */
     const double macs = (double)j->tiles * PTS * (double)j->c * (double)j->co;
-    const int threads = macs < 2097152.0 ? 1 : tfc_threadpool_size(pool);
-    const int64_t T = block_tiles(j, threads);
+    const int threads = macs < 2097152.0 && j->parts <= 0 ? 1 : tfc_threadpool_size(pool);
+    const int64_t T = j->parts > 0 ? (j->tiles + j->parts - 1) / j->parts : block_tiles(j, threads);
     j->T = T;
     const int64_t blocks = (j->tiles + T - 1) / T;
     j->n_slots = blocks < threads ? (int)blocks : threads;
@@ -474,8 +475,14 @@ void tfc_conv_winograd_filter_f32(tfc_threadpool *pool, const float *f, int64_t 
 
 bool tfc_conv2d_winograd_fwd_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
                                    const float *bias, bool relu, float *y, tfc_status *st) {
+    return tfc_conv2d_winograd_fwd_u_parts_f32(pool, g, x, u, bias, relu, 0, y, st);
+}
+
+bool tfc_conv2d_winograd_fwd_u_parts_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
+                                         const float *bias, bool relu, int parts, float *y, tfc_status *st) {
     wino_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .y = y, .oh = g->out_h,
-                  .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .bias = bias, .relu = relu};
+                  .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .bias = bias, .relu = relu,
+                  .parts = parts};
     if (!check("Conv2D", g, &j.isa, st)) return false;
     return winograd_run(pool, &j, NULL, u, false, st);
 }

@@ -62,6 +62,11 @@ void tfc_conv_winograd_filter_f32(tfc_threadpool *pool, const float *f, int64_t 
  * a [3, 3, g->in_c, g->out_c] filter): the same results, without the transform. Errors as that function. */
 bool tfc_conv2d_winograd_fwd_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
                                    const float *bias, bool relu, float *y, tfc_status *st);
+/* The same with the tiles cut into `parts` blocks of (nearly) equal size that run on the pool's threads, below
+ * the size where the function above runs on one thread (parts <= 0: as that function): for callers that split
+ * a small convolution between threads whose hand-off is cheap (a batch-1 inference, fused_pool.c). */
+bool tfc_conv2d_winograd_fwd_u_parts_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *u,
+                                         const float *bias, bool relu, int parts, float *y, tfc_status *st);
 
 /* Conv2DBackpropInput of the forward convolution g (same conditions on g):
  *   dx[n, ih, iw, ci] = sum_{kh, kw, co} dy[n, ih + pad_top - kh, iw + pad_left - kw, co] f[kh, kw, ci, co]

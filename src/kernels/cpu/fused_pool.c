@@ -8,7 +8,9 @@
  * same comparisons in scalar code). Slices run in parallel, each convolution on its thread alone; a batch
  * with fewer slices than threads and much work per image runs the convolution over the whole batch on the
  * pool instead (into one scratch of the full size), then the pool; one with little work per image (a batch-1
- * inference) cuts each image's pool rows into bands, one per thread (see bands() below). Every path computes
+ * inference) does the same with Winograd's tiles in one equal block per thread (the pool's workers spin
+ * briefly between jobs, so a hand-off of a few microseconds of work pays), or else cuts each image's pool
+ * rows into bands, one per thread (see bands() below). Every path computes
  * what _FusedConv2D then MaxPool compute: the same convolution per image, the same comparisons.
  *
  * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
@@ -118,9 +120,11 @@ static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *s
 /* The convolution of g (one slice, the batch, or a band of rows of one image) into y: with the kept
  * transform where `wino` (the Winograd path takes the whole image's or slice's geometry, as conv_gemm.c
  * would choose it), else _FusedConv2D's forward. */
-static bool conv_with(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, bool wino, const void *x,
-                      void *y, tfc_status *st) {
-    if (wino && tfc_conv2d_winograd_fwd_u_f32(pool, g, x, j->u, j->ep->bias, j->ep->act == TFC_EPI_RELU, y, st))
+/* parts > 0: Winograd's tiles in that many equal blocks on the pool (see tfc_conv2d_winograd_fwd_u_parts_f32) */
+static bool conv_with(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, bool wino, int parts,
+                      const void *x, void *y, tfc_status *st) {
+    if (wino &&
+        tfc_conv2d_winograd_fwd_u_parts_f32(pool, g, x, j->u, j->ep->bias, j->ep->act == TFC_EPI_RELU, parts, y, st))
         return true;
     tfc_status_clear(st); /* (Winograd's only failure: no scratch; the GEMM paths then run) */
     return j->dbl ? tfc_conv2d_fwd_ep_f64(pool, g, x, j->f, y, j->ep, st)
@@ -138,7 +142,7 @@ static bool wino_for(const slice_job *j, const tfc_conv_geom *g) {
 
 static bool conv_into(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, const void *x, void *y,
                       tfc_status *st) {
-    return conv_with(j, pool, g, wino_for(j, g), x, y, st);
+    return conv_with(j, pool, g, wino_for(j, g), 0, x, y, st);
 }
 
 static int take_slot(slice_job *j) {
@@ -226,7 +230,9 @@ static void bands(void *arg, int64_t b, int64_t e) {
     void *tmp = (char *)j->scratch + (size_t)slot * (size_t)j->slot_elems * es;
     const tfc_conv_geom *cg = j->cg, *pg = j->pg;
     for (int64_t u = b; u < e && !atomic_load(&j->failed); u++) {
-        const int64_t n = u / bj->nb, band = u % bj->nb;
+        /* the last band (the largest where the rows do not divide evenly) first: the caller, which starts at
+         * once, takes it, and a worker that joins later has the smaller ones */
+        const int64_t n = u / bj->nb, band = bj->nb - 1 - u % bj->nb;
         const int64_t p0 = pg->out_h * band / bj->nb, p1 = pg->out_h * (band + 1) / bj->nb;
         int64_t lo, hi, x_row;
         band_rows(pg, p0, p1, &lo, &hi);
@@ -238,7 +244,7 @@ static void bands(void *arg, int64_t b, int64_t e) {
         tfc_status st = TFC_STATUS_INIT;
         const char *x = (const char *)j->x + (size_t)((n * cg->in_h + x_row) * cg->in_w * cg->in_c) * es;
         char *y = (char *)j->y + (size_t)(n * pg->out_h * pg->out_w * pg->out_c) * es;
-        if (!conv_with(j, NULL, &cs, bj->wino, x, tmp, &st)) {
+        if (!conv_with(j, NULL, &cs, bj->wino, 0, x, tmp, &st)) {
             atomic_store(&j->failed, true);
             break;
         }
@@ -302,17 +308,21 @@ static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_
     const char *op = k->op->name;
     const tfc_conv_geom cg = *j->cg, pg = *j->pg; /* (copies for reading) */
     const int64_t N = cg.batch;
-    if (n_slices < threads && macs < 4194304.0) {
+    /* little work per image: Winograd's tiles in equal blocks, one per thread (balanced where bands of pool
+     * rows are not: the demo CNN's layer 2 has 5 tile rows), or else bands */
+    const bool small = n_slices < threads && macs < 4194304.0;
+    const int parts = small && wino_for(j, &cg) && macs >= (double)threads * BAND_MACS ? threads : 0;
+    if (small && !parts) {
         const int64_t nb = band_count(&cg, &pg, threads, macs / (double)N);
         if (nb > 1) return run_bands(k, j, nb, macs, es, threads, st);
     }
-    if (n_slices < threads && macs >= 4194304.0) {
+    if (parts || (n_slices < threads && macs >= 4194304.0)) {
         /* too few images to keep the threads busy one slice each: the convolution over the whole batch on
          * the pool, then the pool */
         const size_t bytes = (size_t)(N * img) * es;
         void *tmp = tfc_aligned_alloc(bytes);
         if (!tmp) return tfc_status_oom(st, op, bytes);
-        bool ok = conv_into(j, k->pool, &cg, j->x, tmp, st);
+        bool ok = conv_with(j, k->pool, &cg, wino_for(j, &cg), parts, j->x, tmp, st);
         if (ok) {
             rows_job r = {j, tmp};
             tfc_parallel_for(k->pool, N * pg.out_h, pg.out_w * pg.k_h * pg.k_w * pg.in_c + 1, pool_range, &r);
