@@ -116,6 +116,36 @@ static void test_parallel_for_shared_pool(void) {
     tfc_threadpool_free(pool);
 }
 
+/* Hand-offs (threadpool.c): workers poll for a while after each job, then sleep; the caller polls for workers
+ * still inside a chunk, then sleeps. Back-to-back small jobs (joined by polling workers), jobs after an idle
+ * gap longer than the polling (sleeping workers woken), and chunks longer than the polling (the caller
+ * sleeps until the last worker signals): every index once, every time. */
+static void slow_fn(void *arg, int64_t b, int64_t e) {
+    _Atomic int *hits = arg;
+    usleep(300); /* longer than the workers' and the caller's polling (50 us by default) */
+    for (int64_t i = b; i < e; i++) atomic_fetch_add(&hits[i], 1);
+}
+
+static void test_parallel_for_handoff(void) {
+    const int threads[] = {2, 4};
+    for (size_t t = 0; t < 2; t++) {
+        tfc_threadpool *pool = tfc_threadpool_new(threads[t]);
+        REQUIRE(pool);
+        for (int r = 0; r < 3000; r++) {
+            check_cover(pool, 2 + r % 5, 1000000, false);
+            if (r % 500 == 499) usleep(2000); /* workers asleep by now */
+        }
+        for (int r = 0; r < 4; r++) {
+            _Atomic int hits[8] = {0};
+            tfc_parallel_for(pool, 8, 10000000, slow_fn, hits);
+            int wrong = 0;
+            for (int i = 0; i < 8; i++) wrong += atomic_load(&hits[i]) != 1;
+            CHECK(wrong == 0);
+        }
+        tfc_threadpool_free(pool); /* right after a job: workers still polling */
+    }
+}
+
 static void test_threadpool_lifecycle(void) {
     for (int i = 0; i < 60; i++) {
         int n = 1 + i % 4;
@@ -412,6 +442,7 @@ int main(void) {
     test_alloc_fail_threads();
     test_parallel_for_cover();
     test_parallel_for_shared_pool();
+    test_parallel_for_handoff();
     test_threadpool_lifecycle();
     TEST_MAIN_END();
 }
