@@ -49,7 +49,9 @@ TFC_API int64_t tfc_alloc_failures(void);
  * A fixed pool of worker threads; tfc_parallel_for splits [0, n) into contiguous ranges and runs
  * fn(arg, begin, end) on the pool and the calling thread, returning when all ranges are done.
  * cost_per_unit is an estimate of the work per index in cycles-ish units; small total work runs
- * inline on the caller. Nested calls from a worker run inline. */
+ * inline on the caller. Nested calls from a worker run inline. After each job the workers poll for the next
+ * one for a short while (50 microseconds; TFC_POOL_SPIN_US in the environment sets it, 0 turns polling off)
+ * before they sleep, so that jobs of a few microseconds each (a batch-1 inference) can be split. */
 typedef struct tfc_threadpool tfc_threadpool;
 typedef void (*tfc_range_fn)(void *arg, int64_t begin, int64_t end);
 

@@ -395,7 +395,13 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, cons
      * more than it saves (a batch-1 CNN inference ran 25% slower on 2 threads than on 1): one thread. */
     const double macs = (double)j->tiles * PTS * (double)j->c * (double)j->co;
     const int threads = macs < 2097152.0 && j->parts <= 0 ? 1 : tfc_threadpool_size(pool);
-    const int64_t T = j->parts > 0 ? (j->tiles + j->parts - 1) / j->parts : block_tiles(j, threads);
+    int64_t T = block_tiles(j, threads);
+    if (j->parts > 0) {
+        /* equal parts, rounded up to whole micro-tiles of the GEMM (its A rows read in place, unpacked) where
+         * that still makes `parts` blocks */
+        const int64_t mr = j->isa->mr, eq = (j->tiles + j->parts - 1) / j->parts, up = (eq + mr - 1) / mr * mr;
+        T = (j->tiles + up - 1) / up >= j->parts ? up : eq;
+    }
     j->T = T;
     const int64_t blocks = (j->tiles + T - 1) / T;
     j->n_slots = blocks < threads ? (int)blocks : threads;
