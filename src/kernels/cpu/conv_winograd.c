@@ -349,7 +349,8 @@ static void run_blocks(void *arg, int64_t b, int64_t e) {
                                      .a = v + p * j->vps, .lda = j->vts,
                                      .b = j->u + p * j->c * j->co, .ldb = j->co,
                                      .c = m + p * j->mps, .ldc = j->mts,
-                                     .bp = j->up ? j->up + p * j->up_stride : NULL, .bp_stride = j->up_nr * j->c};
+                                     .bp = j->up ? j->up + p * j->up_stride : NULL, .bp_stride = j->up_nr * j->c,
+                                     .a_over = true}; /* (rows past nt: the next point's, or M: see m_off) */
             j->isa->serial(&a, ws);
         }
         output_block(j, q0, nt, m, zeros, dump);
@@ -421,7 +422,9 @@ static bool winograd_run(tfc_threadpool *pool, wino_job *j, const float *f, cons
     j->ws_off = j->m_off + round16((size_t)((T - 1) * j->mts + (PTS - 1) * j->mps + j->co));
     j->zero_off = j->ws_off + round16(j->isa->ws_floats(&probe));
     j->dump_off = j->zero_off + round16((size_t)(j->c > j->co ? j->c : j->co));
-    j->slot_floats = j->dump_off + round16((size_t)j->co);
+    /* then slack: the GEMMs read V's rows in place up to the next multiple of MR past a block's tiles (a_over),
+     * which for the last point runs past V into what follows it (M, ... and at most MR rows of c floats) */
+    j->slot_floats = j->dump_off + round16((size_t)j->co) + round16((size_t)(j->isa->mr * j->c));
     const size_t floats = u_floats + up_floats + ft_floats + (size_t)j->n_slots * j->slot_floats;
     const size_t bytes = floats * sizeof(float) + (size_t)j->n_slots * sizeof(_Atomic int);
     char *buf = tfc_aligned_alloc(bytes);

@@ -224,7 +224,7 @@ static void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, f
         if (ep) tfc_epilogue_f32(ep, c, m, n, ldc, 0);
         return;
     }
-    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc, NULL, 0, ep, 0};
+    const tfc_gemm_args g = {trans_a, trans_b, m, n, k, alpha, beta, a, b, c, lda, ldb, ldc, NULL, 0, ep, 0, false};
     const tfc_gemm_isa *isa = isa_get();
     if (isa == &blas_isa) {
         blas_gemm(&g);

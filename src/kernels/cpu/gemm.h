@@ -91,6 +91,10 @@ typedef struct tfc_gemm_args {
      * column ep_col + j of the epilogue's bias */
     const tfc_epilogue *ep;
     int64_t ep_col;
+    /* untransposed A whose rows may be read up to the next multiple of MR past m (readable memory, any
+     * values: those rows' products are computed and dropped): serial reads the last rows in place instead
+     * of packing them (a Winograd block's V, followed by more scratch) */
+    bool a_over;
 } tfc_gemm_args;
 
 typedef struct tfc_gemm_isa {
