@@ -10,8 +10,9 @@
  * pool instead (into one scratch of the full size), then the pool; one with little work per image (a batch-1
  * inference) does the same with Winograd's tiles in one equal block per thread (the pool's workers spin
  * briefly between jobs, so a hand-off of a few microseconds of work pays), or else cuts each image's pool
- * rows into bands, one per thread (see bands() below). Every path computes
- * what _FusedConv2D then MaxPool compute: the same convolution per image, the same comparisons.
+ * rows into bands, one per thread (see bands() below). Only the convolution rows and columns some pool
+ * window reads are computed. Every path computes what _FusedConv2D then MaxPool compute: the same
+ * convolution per image, the same comparisons.
  *
  * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
  * its filter on every call (10% of a batch-1 CNN inference; once per slice here). So the transform of
@@ -119,8 +120,8 @@ static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *s
 
 /* The convolution of g (one slice, the batch, or a band of rows of one image) into y: with the kept
  * transform where `wino` (the Winograd path takes the whole image's or slice's geometry, as conv_gemm.c
- * would choose it), else _FusedConv2D's forward. */
-/* parts > 0: Winograd's tiles in that many equal blocks on the pool (see tfc_conv2d_winograd_fwd_u_parts_f32) */
+ * would choose it), else _FusedConv2D's forward. parts > 0: Winograd's tiles in that many equal blocks on
+ * the pool (see tfc_conv2d_winograd_fwd_u_parts_f32). */
 static bool conv_with(const slice_job *j, tfc_threadpool *pool, const tfc_conv_geom *g, bool wino, int parts,
                       const void *x, void *y, tfc_status *st) {
     if (wino &&
