@@ -7,12 +7,12 @@
  * Hand-offs of small jobs (a few microseconds of work each, as in a batch-1 inference whose ops come every
  * few microseconds): a futex wake-up of a sleeping worker costs the caller a system call and the worker tens
  * of microseconds before it runs, so such jobs would all run on the caller. So a worker that finishes a job
- * (or finds it closed) spins for SPIN_NS, polling the job generation with a pause instruction, before it
- * sleeps on the condition variable; a job posted meanwhile is joined within about a hundred nanoseconds, and
- * the caller skips the wake-up call when no worker sleeps. Likewise the caller, waiting for workers still
- * inside a chunk, spins up to SPIN_NS before sleeping. The spin is bounded per job, so an idle pool sleeps:
- * at most SPIN_NS of CPU time per job per worker is spent polling. TFC_POOL_SPIN_US in the environment (read
- * once; 0 turns spinning off) sets it, for comparisons. */
+ * (or finds it closed) polls the job generation for SPIN_NS (pause instructions first, then sched_yield, see
+ * spin_until) before it sleeps on the condition variable; a job posted meanwhile is joined within about a
+ * microsecond, and the caller skips the wake-up call when no worker sleeps. Likewise the caller, waiting
+ * for workers still inside a chunk, polls up to SPIN_NS before sleeping. The polling is bounded per job, so
+ * an idle pool sleeps. TFC_POOL_SPIN_US in the environment (read once; 0 turns polling off) sets it, for
+ * comparisons (default 50 us). */
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
