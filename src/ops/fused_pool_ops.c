@@ -3,6 +3,7 @@
  * EXPLICIT padding), the pool's are MaxPool's under the names ksize, pool_strides and pool_padding. */
 #include <string.h>
 
+#include "eager/context_internal.h"
 #include "ops/fused_ops.h"
 #include "ops/fused_pool_ops.h"
 #include "ops/op_util.h"
@@ -112,6 +113,19 @@ static bool fused_conv_pool_train_grad(tfc_grad_ctx *g, tfc_status *st) {
         a[n++].name = names[i][1];
     }
     tfc_tensor *out[2] = {0};
+    if (!TFC_GRAD_NEEDS(g, 0) && TFC_GRAD_NEEDS(g, 1) &&
+        !tfc_tape_should_record(g->ctx, (tfc_tensor *[]){g->in[0], g->in[1], g->in[3], g->out[0], g->dy[0]}, 5)) {
+        /* only the filter's and the bias's gradients (a first layer), and no tape records these ops (a training
+         * step's): one op forms dz per convolution tile where it can instead of writing it (not
+         * differentiable, hence only unrecorded) */
+        if (tfc_execute(g->ctx, "_TfcFusedConv2DMaxPoolFilterGrad",
+                        (tfc_tensor *[]){g->in[0], g->in[1], g->in[3], g->out[0], g->dy[0]}, 5, g->attrs->a,
+                        g->attrs->n, out, 2, st) < 0)
+            return false;
+        g->dx[1] = out[0];
+        if (TFC_GRAD_NEEDS(g, 2)) g->dx[2] = out[1];
+        return true;
+    }
     if (tfc_execute(g->ctx, "_TfcMaxPoolReluBiasGrad", (tfc_tensor *[]){g->in[3], g->out[0], g->dy[0]}, 3, a, n, out,
                     2, st) < 0)
         return false;
@@ -182,6 +196,48 @@ const tfc_op_def tfc_op_def_tfc_max_pool_relu_bias_grad = {
     .grad = max_pool_relu_bias_grad_grad,
 };
 
+/* (filter_backprop, bias_backprop): the filter's shape and conv_output's channels, after the same checks as
+ * _TfcFusedConv2DMaxPoolTrain's (conv_output the convolution's shape) and orig_output and grad the pooled
+ * shape. */
+static bool conv_max_pool_filter_grad_shape(tfc_shape_ctx *c, tfc_status *st) {
+    tfc_fused_spec fs;
+    if (!tfc_fused_spec_read(c->op->name, c->attrs, &fs, st)) return false;
+    if (fs.act != TFC_FUSED_RELU)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: only fused_ops [BiasAdd, Relu] is supported", c->op->name);
+    static const char *const names[5] = {"input", "filter", "conv_output", "orig_output", "grad"};
+    for (int i = 0; i < 5; i++)
+        if (!tfc_check_rank(c, i, 4, names[i], st)) return false;
+    const tfc_shape *x = &c->in_shapes[0], *f = &c->in_shapes[1], *y = &c->in_shapes[2], *p = &c->in_shapes[3],
+                    *dp = &c->in_shapes[4];
+    if (!same_shape(p, dp)) return TFC_OP_ERR(c, st, "grad %s must have orig_output's shape %s", SHP(dp), SHP(p));
+    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+        tfc_conv_geom cg, pg;
+        if (!tfc_conv_pool_geom(c->op->name, c->attrs, x->dims, f->dims, &cg, &pg, st)) return false;
+        tfc_shape conv = {.rank = 4}, pooled = {.rank = 4};
+        tfc_conv_dims(false, cg.batch, cg.out_h, cg.out_w, cg.out_c, conv.dims);
+        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, pooled.dims);
+        if (!same_shape(y, &conv))
+            return TFC_OP_ERR(c, st, "conv_output %s must have the convolution's output shape %s", SHP(y), SHP(&conv));
+        if (!same_shape(p, &pooled) || !same_shape(dp, &pooled))
+            return TFC_OP_ERR(c, st, "orig_output %s and grad %s must have the pooled shape %s", SHP(p), SHP(dp),
+                              SHP(&pooled));
+    }
+    tfc_set_out(c, 0, f);
+    c->out_shapes[1] = (tfc_shape){.rank = 1, .dims = {f->rank == 4 ? f->dims[3] : -1}};
+    return true;
+}
+
+const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool_filter_grad = {
+    .name = "_TfcFusedConv2DMaxPoolFilterGrad",
+    .inputs = "input: T, filter: T, conv_output: T, orig_output: T, grad: T",
+    .outputs = "filter_backprop: T, bias_backprop: T",
+    .attrs = "T: {float, double}, strides: list(int), padding: {'SAME', 'VALID'}, dilations: list(int) = [1, 1, 1, 1], "
+             "num_args: int = 1, fused_ops: list(string) = [], leakyrelu_alpha: float = 0.2, ksize: list(int), "
+             "pool_strides: list(int), pool_padding: {'SAME', 'VALID'}",
+    .shape = conv_max_pool_filter_grad_shape,
+};
+
 const tfc_op_def *const tfc_ops_fused_pool[] = {&tfc_op_def_tfc_fused_conv2d_max_pool,
                                                 &tfc_op_def_tfc_fused_conv2d_max_pool_train,
+                                                &tfc_op_def_tfc_fused_conv2d_max_pool_filter_grad,
                                                 &tfc_op_def_tfc_max_pool_relu_bias_grad, NULL};

@@ -29,6 +29,7 @@
 #define OP "_TfcFusedConv2DMaxPool"
 #define TRAIN "_TfcFusedConv2DMaxPoolTrain"
 #define RBG "_TfcMaxPoolReluBiasGrad"
+#define FG "_TfcFusedConv2DMaxPoolFilterGrad"
 #define RBS(h, w) TFC_ATTR_INTS("strides", I4(1, h, w, 1), 4)
 #define Y(...) {.rank = 4, .dims = {__VA_ARGS__}, .no_grad = true}
 #define TIES(...) {.rank = 4, .dims = {__VA_ARGS__}, .lo = -2, .hi = 2, .integer = true, .no_grad = true}
@@ -91,6 +92,20 @@ const op_case op_cases_fused_pool[] = {
     {RBG, "stride 3 past a 2x2 window (uncovered rows and columns)", 3,
      {Y(1, 8, 8, 6), Y(1, 3, 3, 6), IN_T(4, 1, 3, 3, 6)}, 3, {KS(2, 2), RBS(3, 3), PAD("SAME")}},
     {RBG, "empty batch", 3, {Y(0, 4, 4, 3), Y(0, 2, 2, 3), IN_T(4, 0, 2, 2, 3)}, 3, {KS(2, 2), RBS(2, 2), PAD("VALID")}},
+    /* _TfcFusedConv2DMaxPoolFilterGrad(x, f, y, pooled, dp): float32 (the fused per-tile path where it applies)
+     * against float64 (the two-step form); y any values (only read), pooled MaxPool(y) is not needed for it */
+    {FG, "demo CNN layer 1: 28x28x1 -> 32, 2x2 VALID pool", 5,
+     {IN_T(4, 2, 28, 28, 1), IN_T(4, 3, 3, 1, 32), Y(2, 26, 26, 32), Y(2, 13, 13, 32), IN_T(4, 2, 13, 13, 32)}, 6,
+     {S1, PAD("VALID"), RELU, P22}},
+    {FG, "odd 11x11 output, 20 channels, SAME pool, batch 1", 5,
+     {IN_T(4, 1, 13, 13, 1), IN_T(4, 3, 3, 1, 20), Y(1, 11, 11, 20), Y(1, 6, 6, 20), IN_T(4, 1, 6, 6, 20)}, 6,
+     {S1, PAD("VALID"), RELU, KS(2, 2), PS(2, 2), PPAD("SAME")}},
+    {FG, "2 input channels, SAME conv, 33 channels", 5,
+     {IN_T(4, 2, 7, 9, 2), IN_T(4, 3, 3, 2, 33), Y(2, 7, 9, 33), Y(2, 3, 4, 33), IN_T(4, 2, 3, 4, 33)}, 6,
+     {S1, PAD("SAME"), RELU, P22}},
+    {FG, "3 input channels, overlapping pool (two-step form)", 5,
+     {IN_T(4, 2, 9, 8, 3), IN_T(4, 3, 3, 3, 5), Y(2, 9, 8, 5), Y(2, 5, 4, 5), IN_T(4, 2, 5, 4, 5)}, 6,
+     {S1, PAD("SAME"), RELU, KS(3, 3), PS(2, 2), PPAD("SAME")}},
     {0},
 };
 
@@ -154,6 +169,19 @@ const bad_case bad_cases_fused_pool[] = {
     {RBG, "NCHW", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 4,
      ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID"), TFC_ATTR_S("data_format", "NCHW")), .code = INV,
      .expect = {RBG, "data_format", NULL}},
+    {FG, "conv_output of another shape", 5, INS(X, F, IN_T(4, 2, 6, 6, 5), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {FG, "conv_output", "[2,6,6,4]", NULL}},
+    {FG, "grad not the pooled shape", 5, INS(X, F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 2, 2, 4), IN_T(4, 2, 2, 2, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {FG, "pooled shape", "[2,3,3,4]", NULL}},
+    {FG, "grad shape differs from orig_output", 5,
+     INS(X, F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 2, 4)), 6, ATTRS(S1, PAD("SAME"), RELU, P22),
+     .code = INV, .expect = {FG, "grad", NULL}},
+    {FG, "input rank 3", 5, INS(IN_T(3, 6, 6, 3), F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {FG, "input", NULL}},
+    {FG, "activation not Relu", 5, INS(X, F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
+     ATTRS(S1, PAD("SAME"), OPS("BiasAdd", "Elu"), P22), .code = UNIMPL, .expect = {FG, "Relu", NULL}},
+    {FG, "int32 input", 5, INS(X, F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV, .expect = {FG, NULL}},
     {RBG, "int32 input", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
      ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .dtype = TFC_INT32, .code = INV, .expect = {RBG, NULL}},
     {0},

@@ -11,6 +11,7 @@
  *    the fused gradient op ran exactly when expected;
  *  - fit (Adam) for several steps with the fusion on and off (TFC_KERAS_FUSE_CONV_POOL=0): the same weights
  *    bit for bit. */
+#include <math.h>
 #include <stdlib.h>
 
 #include "kernels/cpu/kernels.h"
@@ -21,9 +22,109 @@
 
 extern const tfc_kernel_reg tfc_cpu_kernels_fused_pool[];
 
-static tfc_kernel_fn orig_rbg;
-static int n_rbg;
+static tfc_kernel_fn orig_rbg, orig_fgrad;
+static int n_rbg, n_fgrad;
 static bool count_rbg(tfc_kernel_ctx *k, tfc_status *st) { return n_rbg++, orig_rbg(k, st); }
+static bool count_fgrad(tfc_kernel_ctx *k, tfc_status *st) { return n_fgrad++, orig_fgrad(k, st); }
+
+/* Whether float32 tensors a and b have one shape and |a - b| <= tol * (1 + |b|) everywhere. */
+static bool close_to(const tfc_tensor *a, const tfc_tensor *b, float tol) {
+    if (!a || !b || !tfc_shape_equal(tfc_tensor_shape(a), tfc_tensor_shape(b))) return false;
+    const float *x = tfc_tensor_data(a), *y = tfc_tensor_data(b);
+    for (int64_t i = 0; i < tfc_tensor_num_elements(a); i++)
+        if (!(fabsf(x[i] - y[i]) <= tol * (1.0f + fabsf(y[i])))) return false;
+    return true;
+}
+
+/* ---- _TfcFusedConv2DMaxPoolFilterGrad against Conv2DBackpropFilter of _TfcMaxPoolReluBiasGrad's dz ----
+ * x [n, h, w, c], a 3x3 filter to co channels (conv padding cpad), y = Relu of a random conv output (its
+ * values, not the convolution's: the op only reads it), 2x2/stride-2 pool (ppad) or k x k / stride s. df is
+ * the same bits where the fused path runs (it forms the same dz, then the same kernel), db within float32
+ * rounding of its other summation order; float64 (the two-step form) the same bits. */
+static void fgrad_case(tfc_ctx *ctx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t co, const char *cpad,
+                       int64_t k, int64_t s, const char *ppad, int ints, bool dbl) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    const int64_t oh = !strcmp(cpad, "SAME") ? h : h - 2, ow = !strcmp(cpad, "SAME") ? w : w - 2;
+    tfc_tensor *x = random_tensor_ints((const int64_t[]){n, h, w, c}, 4, 1.0f, ints);
+    tfc_tensor *f = random_tensor((const int64_t[]){3, 3, c, co}, 4, 1.0f);
+    tfc_tensor *z = random_tensor_ints((const int64_t[]){n, oh, ow, co}, 4, 1.0f, ints);
+    tfc_tensor *y = tfc_emit(ctx, "Relu", &z, 1, NULL, 0, &st);
+    REQUIRE(y);
+    int64_t ks[4] = {1, k, k, 1}, ss[4] = {1, s, s, 1}, s1[4] = {1, 1, 1, 1};
+    tfc_attr pa[3] = {TFC_ATTR_INTS("ksize", ks, 4), TFC_ATTR_INTS("strides", ss, 4), TFC_ATTR_S("padding", ppad)};
+    tfc_tensor *pooled = tfc_emit(ctx, "MaxPool", &y, 1, pa, 3, &st);
+    REQUIRE(pooled);
+    tfc_tensor *dp = random_tensor_ints(tfc_tensor_shape(pooled)->dims, 4, 2.0f, 0);
+    float *d = tfc_tensor_mutable_data(dp);
+    for (int64_t i = 0; i < tfc_tensor_num_elements(dp); i += 7) d[i] = -0.0f;
+    tfc_tensor *ins[5] = {x, f, y, pooled, dp};
+    if (dbl) {
+        tfc_attr ca = TFC_ATTR_T("DstT", TFC_DOUBLE);
+        for (int i = 0; i < 5; i++) REQUIRE((ins[i] = tfc_emit(ctx, "Cast", &ins[i], 1, &ca, 1, &st)));
+    }
+    tfc_tensor *want[2] = {0}, *got[2] = {0};
+    REQUIRE(tfc_execute(ctx, "_TfcMaxPoolReluBiasGrad", (tfc_tensor *[]){ins[2], ins[3], ins[4]}, 3, pa, 3, want, 2,
+                        &st) == 2);
+    tfc_tensor *fs = tfc_vec_i32((const int32_t[]){3, 3, (int32_t)c, (int32_t)co}, 4, &st);
+    tfc_attr ca[2] = {TFC_ATTR_INTS("strides", s1, 4), TFC_ATTR_S("padding", cpad)};
+    tfc_tensor *df = tfc_emit(ctx, "Conv2DBackpropFilter", (tfc_tensor *[]){ins[0], fs, want[0]}, 3, ca, 2, &st);
+    if (!df) fprintf(stderr, "%s\n", st.msg);
+    REQUIRE(df);
+    const char *ops[2] = {"BiasAdd", "Relu"};
+    tfc_attr fa[6] = {TFC_ATTR_INTS("strides", s1, 4), TFC_ATTR_S("padding", cpad),
+                      {.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = 2, .v.strs = ops},
+                      TFC_ATTR_INTS("ksize", ks, 4), TFC_ATTR_INTS("pool_strides", ss, 4),
+                      TFC_ATTR_S("pool_padding", ppad)};
+    const int before = n_fgrad;
+    REQUIRE(tfc_execute(ctx, "_TfcFusedConv2DMaxPoolFilterGrad", ins, 5, fa, 6, got, 2, &st) == 2);
+    CHECK(n_fgrad == before + 1);
+    bool ok_f, ok_b;
+    if (dbl) {
+        const size_t nf = (size_t)tfc_tensor_num_elements(df), nb = (size_t)tfc_tensor_num_elements(want[1]);
+        ok_f = tfc_shape_equal(tfc_tensor_shape(got[0]), tfc_tensor_shape(df)) &&
+               !memcmp(tfc_tensor_data(got[0]), tfc_tensor_data(df), nf * sizeof(double));
+        ok_b = tfc_shape_equal(tfc_tensor_shape(got[1]), tfc_tensor_shape(want[1])) &&
+               !memcmp(tfc_tensor_data(got[1]), tfc_tensor_data(want[1]), nb * sizeof(double));
+    } else {
+        ok_f = same(got[0], df);
+        ok_b = close_to(got[1], want[1], 2e-5f);
+    }
+    if (!ok_f || !ok_b)
+        fprintf(stderr, "filter grad case [%lld,%lld,%lld,%lld] -> %lld %s pool %lld/%lld %s ints %d f64 %d: df %d db %d\n",
+                (long long)n, (long long)h, (long long)w, (long long)c, (long long)co, cpad, (long long)k,
+                (long long)s, ppad, ints, dbl, ok_f, ok_b);
+    CHECK(ok_f && ok_b);
+    tfc_tensor_unref(fs);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(f);
+    tfc_tensor_unref(z);
+    tfc_tensor_unref(dp);
+    tfc_scope_end(ctx);
+}
+
+static void fgrad_cases(int threads) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+    REQUIRE(ctx);
+    for (int ints = 0; ints <= 2; ints += 2) {
+        fgrad_case(ctx, 3, 28, 28, 1, 32, "VALID", 2, 2, "VALID", ints, false); /* the demo CNN's first layer */
+        fgrad_case(ctx, 2, 13, 13, 1, 20, "VALID", 2, 2, "VALID", ints, false); /* odd 11x11: last row/col dropped,
+                                                                                   20 channels: a scalar tail */
+        fgrad_case(ctx, 2, 9, 11, 1, 17, "VALID", 2, 2, "SAME", ints, false);   /* SAME pool clips odd edges */
+        fgrad_case(ctx, 1, 7, 6, 1, 16, "SAME", 2, 2, "SAME", ints, false);     /* SAME conv, batch 1 */
+        fgrad_case(ctx, 1, 5, 8, 1, 3, "SAME", 2, 2, "VALID", ints, false);     /* 3 channels: scalars only */
+        fgrad_case(ctx, 2, 10, 9, 2, 32, "SAME", 2, 2, "VALID", ints, false);   /* 2 input channels */
+        fgrad_case(ctx, 2, 12, 13, 2, 40, "VALID", 2, 2, "SAME", ints, false);  /* 2 input channels, tail of 8 */
+        fgrad_case(ctx, 9, 12, 12, 1, 32, "SAME", 2, 2, "VALID", ints, false);  /* several units on 2+ threads */
+        /* the two-step form: no fused path for these */
+        fgrad_case(ctx, 2, 9, 9, 3, 8, "SAME", 2, 2, "VALID", ints, false);     /* 3 input channels */
+        fgrad_case(ctx, 2, 9, 10, 1, 8, "SAME", 3, 2, "SAME", ints, false);     /* overlapping 3x3 pool */
+        fgrad_case(ctx, 1, 8, 8, 1, 6, "SAME", 2, 3, "VALID", ints, false);     /* stride past the window */
+        fgrad_case(ctx, 2, 9, 8, 1, 5, "VALID", 2, 2, "VALID", ints, true);     /* float64 */
+    }
+    tfc_ctx_free(ctx);
+}
 
 /* ---- the op against MaxPoolGrad + _FusedBiasAddGrad ---- */
 static void op_case(tfc_ctx *ctx, int64_t n, int64_t h, int64_t w, int64_t c, int64_t k, int64_t s, const char *pad,
@@ -148,17 +249,21 @@ static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], 
         }
     }
     tfc_tensor *yf, *yu, *gf[16] = {0}, *gu[16] = {0};
-    n_rbg = 0;
+    n_rbg = n_fgrad = 0;
     const uint32_t seed = test_rng;
     const int nv = run_tape(ctx, m, x, false, &yf, gf);
-    const int fused = n_rbg;
+    const int fused = n_rbg, fused_f = n_fgrad;
     test_rng = seed; /* the same output weights */
-    n_rbg = 0;
+    n_rbg = n_fgrad = 0;
     run_tape(ctx, m, x, true, &yu, gu);
-    CHECK(fused == 2 && n_rbg == 0);
+    /* the first layer (no input gradient) takes _TfcFusedConv2DMaxPoolFilterGrad, the second
+     * _TfcMaxPoolReluBiasGrad */
+    CHECK(fused == 1 && fused_f == 1 && n_rbg == 0 && n_fgrad == 0);
     CHECK(same(yf, yu));
     for (int i = 0; i < nv; i++) {
-        const bool ok = gf[i] && gu[i] && same(gf[i], gu[i]);
+        /* the first layer's bias gradient: a float32 sum in another order where the fused filter gradient
+         * forms dz itself (one input channel: the bench model); everything else bit for bit */
+        const bool ok = gf[i] && gu[i] && (i == 1 && make == bench_model ? close_to(gf[i], gu[i], 2e-5f) : same(gf[i], gu[i]));
         if (!ok) fprintf(stderr, "keras case threads %d batch %lld ints %d: gradient %d differs\n", threads, (long long)batch, ints, i);
         CHECK(ok);
         tfc_tensor_unref(gf[i]);
@@ -200,11 +305,11 @@ static void fit_case(int threads) {
     }
     for (int k = 0; k < 2; k++) {
         if (k) setenv("TFC_KERAS_FUSE_CONV_POOL", "0", 1);
-        n_rbg = 0;
+        n_rbg = n_fgrad = 0;
         CHECK(tfc_model_fit(m[k], x, labels,
                             &(tfc_fit_opts){.batch_size = 16, .epochs = 2, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT},
                             NULL, &st));
-        CHECK(k ? n_rbg == 0 : n_rbg == 2 * 6); /* two pairs, three steps an epoch */
+        CHECK(k ? n_rbg == 0 && n_fgrad == 0 : n_rbg == 6 && n_fgrad == 6); /* two pairs, three steps an epoch */
         unsetenv("TFC_KERAS_FUSE_CONV_POOL");
     }
     tfc_variable *v0[16], *v1[16];
@@ -212,7 +317,9 @@ static void fit_case(int threads) {
     REQUIRE(model_vars(m[1], v1, 16) == nv);
     for (int i = 0; i < nv; i++) {
         tfc_tensor *a = tfc_variable_read(ctx, v0[i], &st), *b = tfc_variable_read(ctx, v1[i], &st);
-        const bool ok = same(a, b);
+        /* the first layer's bias gradient differs in rounding (fused_pool.c's filter gradient): the weights
+         * after 6 Adam steps within float32 noise of it */
+        const bool ok = close_to(a, b, 1e-4f);
         if (!ok) fprintf(stderr, "fit threads %d: weight %d differs\n", threads, i);
         CHECK(ok);
         tfc_tensor_unref(a);
@@ -232,9 +339,13 @@ int main(void) {
     REQUIRE(init);
     for (const tfc_kernel_reg *r = tfc_cpu_kernels_fused_pool; r->op; r++)
         if (!strcmp(r->op, "_TfcMaxPoolReluBiasGrad")) orig_rbg = r->fn;
-    REQUIRE(orig_rbg);
+    for (const tfc_kernel_reg *r = tfc_cpu_kernels_fused_pool; r->op; r++)
+        if (!strcmp(r->op, "_TfcFusedConv2DMaxPoolFilterGrad")) orig_fgrad = r->fn;
+    REQUIRE(orig_rbg && orig_fgrad);
     REQUIRE(tfc_kernel_register("_TfcMaxPoolReluBiasGrad", "CPU", count_rbg, &st));
+    REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPoolFilterGrad", "CPU", count_fgrad, &st));
     for (int t = 1; t <= 3; t++) op_cases(t);
+    for (int t = 1; t <= 3; t++) fgrad_cases(t);
     for (int t = 1; t <= 2; t++)
         for (int b = 0; b < 2; b++) {
             keras_case(bench_model, (const int64_t[]){28, 28, 1}, t, b ? 5 : 1, false);
@@ -245,6 +356,7 @@ int main(void) {
     fit_case(1);
     fit_case(2);
     REQUIRE(tfc_kernel_register("_TfcMaxPoolReluBiasGrad", "CPU", orig_rbg, &st));
+    REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPoolFilterGrad", "CPU", orig_fgrad, &st));
     tfc_ctx_free(init);
     TEST_MAIN_END();
 }

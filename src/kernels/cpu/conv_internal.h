@@ -73,6 +73,17 @@ bool tfc_conv2d_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, con
 bool tfc_conv_wgrad_small_ok(const tfc_conv_geom *g);
 bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
                                 float *df, tfc_status *st);
+/* The same filter gradient with dy = ReluGrad(MaxPoolGrad(y, MaxPool(y), dp), y) formed per 2x2 tile instead
+ * of read (the gradient of _TfcFusedConv2DMaxPoolTrain: y the conv output [batch, out_h, out_w, out_c], pg the
+ * pool's geometry over it, dp [batch, pg->out_h, pg->out_w, out_c]), and db[co] = the sum of that dy over all
+ * pixels (the bias gradient). df holds the bits tfc_conv2d_wgrad_small_f32 computes from
+ * _TfcMaxPoolReluBiasGrad's dy; db is summed in another order (float per block, double across). _ok: whether
+ * it applies (tfc_conv_wgrad_small_ok's geometries, a 2x2 pool of stride 2 without top or left padding, so
+ * its windows are the 2x2 tiles). Errors as tfc_conv2d_wgrad_small_f32. */
+bool tfc_conv_wgrad_small_pool_ok(const tfc_conv_geom *g, const tfc_conv_geom *pg);
+bool tfc_conv2d_wgrad_small_pool_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
+                                     const float *x, const float *y, const float *dp, float *df, float *db,
+                                     tfc_status *st);
 
 /* Direct depthwise convolutions on NHWC data (conv_depthwise.c): f [k_h, k_w, in_c, mult],
  * y [batch, out_h, out_w, in_c * mult]. */

@@ -31,6 +31,7 @@
 
 typedef float wv __attribute__((vector_size(64)));
 typedef float wvu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int wvi __attribute__((vector_size(64)));
 
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
@@ -56,6 +57,11 @@ typedef struct {
     float *acc;           /* units x [c][16][co] */
     float *vbuf;          /* units x [block_rows * tw][c][16] */
     float *df;            /* [3][3][c][co] */
+    /* pool mode (tfc_conv2d_wgrad_small_pool_f32): dy is not given but formed per tile from the conv output
+     * y (in dy's place, j->dy) and the pooled gradient dp [n, pool_oh, pool_ow, co]; db sums per unit in double */
+    const float *dp;      /* NULL: dy mode */
+    int64_t pool_oh, pool_ow;
+    double *dbacc;        /* units x [co] */
 } ws_job;
 
 /* V[t][ci][p] of the tiles of tile rows [r0, r1): B^T d B of each tile's 4x4 input patch, zero outside x. */
@@ -203,17 +209,137 @@ TFC_SIMD_CLONES static void block_passes(const ws_job *j, int64_t r0, int64_t r1
     }
 }
 
+/* ---- pool mode: dy = ReluGrad(MaxPoolGrad(y, MaxPool(y), dp), y) formed per tile ----
+ * With a 2x2 pool of stride 2 and no top/left padding, the pool window (r, t) covers exactly the pixels of
+ * the 2x2 output tile (r, t) that exist (a window clipped at the image's bottom/right edge as the tile is),
+ * and tiles without a window (the last row or column of an odd VALID output) have zero gradient. Each tile's
+ * dy is then computed from its (up to) 4 conv-output pixels and one pooled-gradient pixel with the
+ * comparisons of _TfcMaxPoolReluBiasGrad (the first maximum in row-major order by strict <, 0 + dp at it, +0
+ * elsewhere, each times (y > 0 ? 1 : 0)): the same bits, so the same df as that op then this kernel, without
+ * writing dy (the demo CNN's first layer: 128x26x26x32 floats, 11 MB) and reading it back. */
+static inline __attribute__((always_inline)) wv sel_v(wvi m, wv a, wv b) { return (wv)(((wvi)a & m) | ((wvi)b & ~m)); }
+static inline __attribute__((always_inline)) wv relu_factor_v(wv y) { return (wv)((wvi)SPLAT_V(1.0f) & (y > (wv){0})); }
+
+/* dy of one tile's 16 channels: pixels a (top left), b (top right), e (bottom left), f (bottom right), -inf
+ * for pixels past the output (never chosen by strict <), dpv the pooled gradient */
+#define POOL_DZ_V(a, b, e, f, dpv, d00, d01, d10, d11)                                                         \
+    do {                                                                                                      \
+        const wvi m1 = a < b;                                                                                 \
+        wv best_ = sel_v(m1, b, a);                                                                           \
+        const wvi m2 = best_ < e;                                                                             \
+        best_ = sel_v(m2, e, best_);                                                                          \
+        const wvi m3 = best_ < f;                                                                             \
+        wvi g_ = (wvi)((wv){0} + (dpv));                                                                      \
+        d11 = (wv)(g_ & m3) * relu_factor_v(f);                                                               \
+        g_ &= ~m3;                                                                                            \
+        d10 = (wv)(g_ & m2) * relu_factor_v(e);                                                               \
+        g_ &= ~m2;                                                                                            \
+        d01 = (wv)(g_ & m1) * relu_factor_v(b);                                                               \
+        d00 = (wv)(g_ & ~m1) * relu_factor_v(a);                                                              \
+    } while (0)
+
+static inline float relu_factor_s(float y) { return y > 0 ? 1.0f : 0.0f; }
+
+#define POOL_DZ_S(a, b, e, f, dpv, d00, d01, d10, d11)                                                         \
+    do {                                                                                                      \
+        const bool m1 = a < b;                                                                                \
+        float best_ = m1 ? b : a;                                                                             \
+        const bool m2 = best_ < e;                                                                            \
+        best_ = m2 ? e : best_;                                                                               \
+        const bool m3 = best_ < f;                                                                            \
+        const float g_ = 0.0f + (dpv);                                                                        \
+        d11 = (m3 ? g_ : 0.0f) * relu_factor_s(f);                                                            \
+        d10 = (!m3 && m2 ? g_ : 0.0f) * relu_factor_s(e);                                                     \
+        d01 = (!m3 && !m2 && m1 ? g_ : 0.0f) * relu_factor_s(b);                                              \
+        d00 = (!m3 && !m2 && !m1 ? g_ : 0.0f) * relu_factor_s(a);                                             \
+    } while (0)
+
+/* As PASS_BODY, with each tile's dy formed from y (j->dy) and dp; bsum: the sum of the formed dy over the
+ * pass's tiles (TYPE), added to db (double) when db is not NULL. */
+#define POOL_PASS_BODY(TYPE, LOAD, ZERO, SPLAT, NEG_INF, POOL_DZ)                                             \
+    const int64_t CO = j->co, C = j->c;                                                                       \
+    TYPE acc[PTS], bsum = ZERO;                                                                               \
+    for (int p = 0; p < PTS; p++) acc[p] = ZERO;                                                              \
+    for (int64_t r = r0; r < r1; r++) {                                                                       \
+        const int64_t n = r / j->th, rr = r % j->th, oh0 = rr * 2;                                            \
+        const float *y0 = j->dy + ((n * j->oh + oh0) * j->ow) * CO + o0;                                      \
+        const bool two = oh0 + 1 < j->oh;                                                                     \
+        const float *y1 = two ? y0 + j->ow * CO : y0;                                                         \
+        const float *dpr = rr < j->pool_oh ? j->dp + ((n * j->pool_oh + rr) * j->pool_ow) * CO + o0 : NULL;               \
+        const float *vt = v + (r - r0) * j->tw * C * PTS + ci * PTS;                                          \
+        int64_t full = two && dpr ? j->ow / 2 : 0; /* tiles with all 4 pixels and a window */                \
+        if (full > j->pool_ow) full = j->pool_ow;                                                                     \
+        int64_t t = 0;                                                                                        \
+        for (; t < full; t++, vt += C * PTS) {                                                                \
+            PREFETCH_DY(y0 + (2 * t + 2 * PF_TILES) * CO, y1 + (2 * t + 2 * PF_TILES) * CO);                  \
+            const TYPE a = LOAD(y0 + 2 * t * CO), b = LOAD(y0 + (2 * t + 1) * CO);                            \
+            const TYPE e = LOAD(y1 + 2 * t * CO), f = LOAD(y1 + (2 * t + 1) * CO);                            \
+            TYPE y00, y01, y10, y11;                                                                          \
+            POOL_DZ(a, b, e, f, LOAD(dpr + t * CO), y00, y01, y10, y11);                                      \
+            bsum += y00 + y01 + y10 + y11;                                                                    \
+            TILE_ACC(TYPE, SPLAT, acc, vt, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+        for (; t < j->tw; t++, vt += C * PTS) { /* edge tiles: missing pixels and windows give zeros */      \
+            const bool right = 2 * t + 1 < j->ow;                                                             \
+            TYPE y00 = ZERO, y01 = ZERO, y10 = ZERO, y11 = ZERO;                                              \
+            if (dpr && t < j->pool_ow) {                                                                          \
+                const TYPE a = LOAD(y0 + 2 * t * CO);                                                         \
+                const TYPE b = right ? LOAD(y0 + (2 * t + 1) * CO) : NEG_INF;                                 \
+                const TYPE e = two ? LOAD(y1 + 2 * t * CO) : NEG_INF;                                         \
+                const TYPE f = two && right ? LOAD(y1 + (2 * t + 1) * CO) : NEG_INF;                          \
+                POOL_DZ(a, b, e, f, LOAD(dpr + t * CO), y00, y01, y10, y11);                                  \
+                y01 = right ? y01 : ZERO;                                                                     \
+                y10 = two ? y10 : ZERO;                                                                       \
+                y11 = two && right ? y11 : ZERO;                                                              \
+                bsum += y00 + y01 + y10 + y11;                                                                \
+            }                                                                                                 \
+            TILE_ACC(TYPE, SPLAT, acc, vt, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+    }                                                                                                         \
+    for (int p = 0; p < PTS; p++) STORE_ADD(acc_out + p * CO, acc[p]);
+
+static inline __attribute__((always_inline)) void pool_pass_v(const ws_job *j, int64_t r0, int64_t r1, const float *v,
+                                                              int64_t ci, int64_t o0, float *acc_out, double *db) {
+#define STORE_ADD(p, a) (*(wvu *)(p) = *(const wvu *)(p) + (a))
+    POOL_PASS_BODY(wv, LOAD_V, ((wv){0}), SPLAT_V, SPLAT_V(-__builtin_inff()), POOL_DZ_V)
+#undef STORE_ADD
+    if (db)
+        for (int k = 0; k < WVL; k++) db[o0 + k] += (double)bsum[k];
+}
+
+static inline __attribute__((always_inline)) void pool_pass_s(const ws_job *j, int64_t r0, int64_t r1, const float *v,
+                                                              int64_t ci, int64_t o0, float *acc_out, double *db) {
+#define STORE_ADD(p, a) (*(p) += (a))
+    POOL_PASS_BODY(float, LOAD_S, 0.0f, SPLAT_S, -__builtin_inff(), POOL_DZ_S)
+#undef STORE_ADD
+    if (db) db[o0] += (double)bsum;
+}
+
+/* block_passes in pool mode; the bias sums (into db, the unit's) with the first input channel's passes */
+TFC_SIMD_CLONES static void block_pool_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,
+                                              double *db) {
+    const int64_t CO = j->co, cv = CO / WVL * WVL;
+    for (int64_t ci = 0; ci < j->c; ci++) {
+        float *a = acc + ci * PTS * CO;
+        int64_t o = 0;
+        for (; o < cv; o += WVL) pool_pass_v(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
+        for (; o < CO; o++) pool_pass_s(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
+    }
+}
+
 static void units_run(void *arg, int64_t b, int64_t e) {
     const ws_job *j = arg;
     for (int64_t u = b; u < e; u++) {
         float *acc = j->acc + u * j->c * PTS * j->co;
         float *v = j->vbuf + u * j->block_rows * j->tw * j->c * PTS;
         memset(acc, 0, (size_t)(j->c * PTS * j->co) * sizeof(float));
+        if (j->dp) memset(j->dbacc + u * j->co, 0, (size_t)j->co * sizeof(double));
         const int64_t u0 = j->rows * u / j->units, u1 = j->rows * (u + 1) / j->units;
         for (int64_t r0 = u0; r0 < u1; r0 += j->block_rows) {
             const int64_t r1 = r0 + j->block_rows < u1 ? r0 + j->block_rows : u1;
             input_xform(j, r0, r1, v);
-            block_passes(j, r0, r1, v, acc);
+            if (j->dp) block_pool_passes(j, r0, r1, v, acc, j->dbacc + u * j->co);
+            else block_passes(j, r0, r1, v, acc);
         }
     }
 }
@@ -247,21 +373,25 @@ TFC_SIMD_CLONES static void finish_rows(void *arg, int64_t b, int64_t e) {
     }
 }
 
-bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
-                                float *df, tfc_status *st) {
+static bool geom_ok(const tfc_conv_geom *g, tfc_status *st) {
     if (g->k_h != 3 || g->k_w != 3 || g->stride_h != 1 || g->stride_w != 1 || g->dil_h != 1 || g->dil_w != 1 ||
         g->groups != 1 || g->in_c > MAX_C)
         return tfc_status_set(st, TFC_UNIMPLEMENTED,
                               "Conv2DBackpropFilter: the small-channel Winograd path needs a 3x3 filter, stride 1, "
                               "dilation 1, one group and at most %d input channels", MAX_C);
-    ws_job j = {.x = x, .dy = dy, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
-                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df};
-    if (j.c <= 0 || j.co <= 0) return true;
+    return true;
+}
+
+/* The filter gradient of j (data, geometry and mode set; df and, in pool mode, db written). */
+static bool ws_run(tfc_threadpool *pool, ws_job *jp, float *db, tfc_status *st) {
+    ws_job j = *jp;
+    if (j.c <= 0 || j.co <= 0) return true; /* (callers of pool mode take it only with c >= 1) */
     j.th = (j.oh + 1) / 2;
     j.tw = (j.ow + 1) / 2;
     j.rows = j.n * j.th;
     if (j.rows <= 0 || j.tw <= 0) {
-        memset(df, 0, (size_t)(9 * j.c * j.co) * sizeof(float));
+        memset(j.df, 0, (size_t)(9 * j.c * j.co) * sizeof(float));
+        if (db) memset(db, 0, (size_t)j.co * sizeof(float));
         return true;
     }
     const int threads = tfc_threadpool_size(pool);
@@ -270,13 +400,49 @@ bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, co
     j.units = threads <= 1 || work < 2e6 ? 1 : (j.rows < 4 * threads ? j.rows : 4 * threads);
     j.block_rows = (BLOCK_TILES + j.tw - 1) / j.tw;
     const size_t acc_floats = (size_t)(j.units * j.c * PTS * j.co), v_floats = (size_t)(j.units * j.block_rows * j.tw * j.c * PTS);
-    const size_t bytes = (acc_floats + v_floats) * sizeof(float);
+    const size_t db_doubles = db ? (size_t)(j.units * j.co) : 0;
+    const size_t bytes = (acc_floats + v_floats) * sizeof(float) + db_doubles * sizeof(double);
     float *buf = tfc_aligned_alloc(bytes);
     if (!buf) return tfc_status_oom(st, "Conv2DBackpropFilter Winograd scratch", bytes);
-    j.acc = buf;
-    j.vbuf = buf + acc_floats;
+    j.dbacc = db ? (double *)buf : NULL; /* (first: 8-byte aligned) */
+    j.acc = (float *)((double *)buf + db_doubles);
+    j.vbuf = j.acc + acc_floats;
     tfc_parallel_for(pool, j.units, (int64_t)(work / (double)j.units / 4) + 1, units_run, &j);
     tfc_parallel_for(pool, j.c, (16 * j.units + 9) * j.co, finish_rows, &j);
+    if (db) /* the units' bias sums in unit order */
+        for (int64_t o = 0; o < j.co; o++) {
+            double s = 0;
+            for (int64_t u = 0; u < j.units; u++) s += j.dbacc[u * j.co + o];
+            db[o] = (float)s;
+        }
     tfc_aligned_free(buf);
     return true;
+}
+
+bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy,
+                                float *df, tfc_status *st) {
+    if (!geom_ok(g, st)) return false;
+    ws_job j = {.x = x, .dy = dy, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
+                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df};
+    return ws_run(pool, &j, NULL, st);
+}
+
+bool tfc_conv_wgrad_small_pool_ok(const tfc_conv_geom *g, const tfc_conv_geom *pg) {
+    return tfc_conv_wgrad_small_ok(g) && pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 &&
+           pg->pad_top == 0 && pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w &&
+           pg->in_c == g->out_c && pg->batch == g->batch;
+}
+
+bool tfc_conv2d_wgrad_small_pool_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
+                                     const float *x, const float *y, const float *dp, float *df, float *db,
+                                     tfc_status *st) {
+    if (!geom_ok(g, st)) return false;
+    if (!(pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 && pg->pad_top == 0 &&
+          pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED,
+                              "the fused filter gradient needs a 2x2 pool of stride 2 without top or left padding");
+    ws_job j = {.x = x, .dy = y, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
+                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp,
+                .pool_oh = pg->out_h, .pool_ow = pg->out_w};
+    return ws_run(pool, &j, db, st);
 }

@@ -653,18 +653,10 @@ TFC_SIMD_CLONES static void relu_bias_chunks(void *arg, int64_t b, int64_t e) {
     }
 }
 
-static bool max_pool_relu_bias_grad(tfc_kernel_ctx *k, tfc_status *st) {
-    const char *op = k->op->name;
-    const tfc_tensor *y = k->in[0];
-    tfc_conv_geom g;
-    if (!tfc_conv_geom_init(op, TFC_CONV_POOL, k->attrs, y->shape.dims, NULL, &g, st)) return false;
-    const tfc_dtype dt = y->dtype;
-    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
-    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, y->shape.dims, 4, st)) return false;
-    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &g.in_c, 1, st)) return false;
-    const int64_t C = g.in_c, rows = g.batch * g.in_h * g.in_w;
-    const bool dbl = dt == TFC_DOUBLE;
-    void *db = k->out[1]->data;
+/* dz and db of _TfcMaxPoolReluBiasGrad for the pool geometry g over y (dims [batch, in_h, in_w, in_c]). */
+static bool relu_bias_run(tfc_kernel_ctx *k, const tfc_conv_geom *g, bool dbl, const void *y, const void *dp,
+                          void *dz, void *db, tfc_status *st) {
+    const int64_t C = g->in_c, rows = g->batch * g->in_h * g->in_w;
     if (C == 0) return true;
     if (rows == 0) {
         memset(db, 0, (size_t)C * (dbl ? sizeof(double) : sizeof(float)));
@@ -672,19 +664,19 @@ static bool max_pool_relu_bias_grad(tfc_kernel_ctx *k, tfc_status *st) {
     }
     const int64_t chunks = tfc_nn_reduce_chunks(k, rows, C);
     const size_t es = dbl ? sizeof(double) : sizeof(float);
-    const int64_t acc_rows = g.in_w > RB_BLOCK ? g.in_w : RB_BLOCK;
+    const int64_t acc_rows = g->in_w > RB_BLOCK ? g->in_w : RB_BLOCK;
     const size_t bytes = (size_t)(chunks * C) * (sizeof(double) + sizeof(float) + sizeof(int32_t)) +
                          (size_t)(chunks * (acc_rows + 1) * C) * es;
     char *mem = tfc_malloc(bytes);
-    if (!mem) return tfc_status_oom(st, op, bytes);
-    relu_bias_job j = {.g = &g, .simd = tfc_nn_simd_get(), .pool_simd = dbl ? NULL : tfc_pool_simd_get(), .dbl = dbl, .y = y->data, .dp = k->in[2]->data,
-                       .dz = k->out[0]->data, .rows = rows, .rows_per_chunk = (rows + chunks - 1) / chunks,
+    if (!mem) return tfc_status_oom(st, k->op->name, bytes);
+    relu_bias_job j = {.g = g, .simd = tfc_nn_simd_get(), .pool_simd = dbl ? NULL : tfc_pool_simd_get(), .dbl = dbl, .y = y, .dp = dp,
+                       .dz = dz, .rows = rows, .rows_per_chunk = (rows + chunks - 1) / chunks,
                        .acc_rows = acc_rows};
     j.partial = (double *)mem;
     j.scratch = mem + (size_t)(chunks * C) * sizeof(double);
     j.blk = (float *)((char *)j.scratch + (size_t)(chunks * (acc_rows + 1) * C) * es);
     j.idx = (int32_t *)(j.blk + chunks * C);
-    tfc_parallel_for(k->pool, chunks, j.rows_per_chunk * C * (g.k_h * g.k_w + 4), relu_bias_chunks, &j);
+    tfc_parallel_for(k->pool, chunks, j.rows_per_chunk * C * (g->k_h * g->k_w + 4), relu_bias_chunks, &j);
     for (int64_t i = 1; i < chunks; i++)
         for (int64_t c = 0; c < C; c++) j.partial[c] += j.partial[i * C + c];
     if (dbl) memcpy(db, j.partial, (size_t)C * sizeof(double));
@@ -694,9 +686,53 @@ static bool max_pool_relu_bias_grad(tfc_kernel_ctx *k, tfc_status *st) {
     return true;
 }
 
+static bool max_pool_relu_bias_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const char *op = k->op->name;
+    const tfc_tensor *y = k->in[0];
+    tfc_conv_geom g;
+    if (!tfc_conv_geom_init(op, TFC_CONV_POOL, k->attrs, y->shape.dims, NULL, &g, st)) return false;
+    const tfc_dtype dt = y->dtype;
+    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
+    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, y->shape.dims, 4, st)) return false;
+    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &g.in_c, 1, st)) return false;
+    return relu_bias_run(k, &g, dt == TFC_DOUBLE, y->data, k->in[2]->data, k->out[0]->data, k->out[1]->data, st);
+}
+
+/* ---- _TfcFusedConv2DMaxPoolFilterGrad: (df, db) of the convolution under _TfcFusedConv2DMaxPoolTrain ----
+ * dz, db = _TfcMaxPoolReluBiasGrad(conv_output, orig_output, grad), df = Conv2DBackpropFilter(input, dz).
+ * float32 convolutions that the small-channel Winograd filter gradient takes, under 2x2 pools of stride 2
+ * whose windows are its tiles (the demo CNN's first layer), form dz per tile in that kernel and never write it
+ * (conv_wgrad_small.c); everything else runs the two ops' computations with dz in a temporary. */
+static bool conv_max_pool_filter_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const char *op = k->op->name;
+    tfc_conv_geom cg, pg;
+    if (!tfc_conv_pool_geom(op, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &cg, &pg, st)) return false;
+    const tfc_dtype dt = k->in[0]->dtype;
+    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
+    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, k->in[1]->shape.dims, 4, st)) return false;
+    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &cg.out_c, 1, st)) return false;
+    const bool dbl = dt == TFC_DOUBLE;
+    const void *x = k->in[0]->data, *y = k->in[2]->data, *dp = k->in[4]->data;
+    void *df = k->out[0]->data, *db = k->out[1]->data;
+    if (!dbl && cg.in_c >= 1 && tfc_conv_wgrad_small_pool_ok(&cg, &pg) && !tfc_conv_im2col_forced()) {
+        if (tfc_conv2d_wgrad_small_pool_f32(k->pool, &cg, &pg, x, y, dp, df, db, st)) return true;
+        tfc_status_clear(st); /* (its only failure here: no scratch; the two-step form then runs) */
+    }
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const size_t bytes = (size_t)(pg.batch * pg.in_h * pg.in_w * pg.in_c) * es;
+    void *dz = tfc_aligned_alloc(bytes ? bytes : 1);
+    if (!dz) return tfc_status_oom(st, op, bytes);
+    bool ok = relu_bias_run(k, &pg, dbl, y, dp, dz, db, st) && (k->out[0]->num_elements == 0 ||
+              dbl ? tfc_conv2d_bwd_filter_f64(k->pool, &cg, x, dz, df, st)
+                   : tfc_conv2d_bwd_filter_f32(k->pool, &cg, x, dz, df, st));
+    tfc_aligned_free(dz);
+    return ok;
+}
+
 const tfc_kernel_reg tfc_cpu_kernels_fused_pool[] = {
     {"_TfcFusedConv2DMaxPool", fused_conv2d_max_pool},
     {"_TfcFusedConv2DMaxPoolTrain", fused_conv2d_max_pool_train},
     {"_TfcMaxPoolReluBiasGrad", max_pool_relu_bias_grad},
+    {"_TfcFusedConv2DMaxPoolFilterGrad", conv_max_pool_filter_grad},
     {NULL, NULL},
 };
