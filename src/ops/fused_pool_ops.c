@@ -237,7 +237,91 @@ const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool_filter_grad = {
     .shape = conv_max_pool_filter_grad_shape,
 };
 
+/* ---- _TfcFusedConv2DMaxPoolArgmax and its gradient (see fused_pool_ops.h) ---- */
+
+/* The pool must be 2x2 with stride 2 (its windows then start at even rows and columns: no top or left padding
+ * under SAME either), the activation Relu. */
+static bool argmax_attrs_ok(const char *op, const tfc_attrs *attrs, tfc_status *st) {
+    tfc_fused_spec fs;
+    if (!tfc_fused_spec_read(op, attrs, &fs, st)) return false;
+    if (fs.act != TFC_FUSED_RELU)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: only fused_ops [BiasAdd, Relu] is supported", op);
+    int nk = 0, ns = 0;
+    const int64_t *ks = tfc_attrs_ints(attrs, "ksize", &nk), *ps = tfc_attrs_ints(attrs, "pool_strides", &ns);
+    if (nk != 4 || ns != 4 || ks[1] != 2 || ks[2] != 2 || ps[1] != 2 || ps[2] != 2)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: only 2x2 pools of stride 2 are supported", op);
+    return true;
+}
+
+static bool conv_pool_argmax_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!fused_conv_pool_shape(c, st) || !argmax_attrs_ok(c->op->name, c->attrs, st)) return false;
+    c->out_shapes[1] = c->out_shapes[0];
+    return true;
+}
+
+/* Only the filter's and the bias's gradients (the op is emitted for a first layer, whose input needs none):
+ * _TfcFusedConv2DMaxPoolArgmaxFilterGrad of the kept routing bytes. */
+static bool conv_pool_argmax_grad(tfc_grad_ctx *g, tfc_status *st) {
+    if (TFC_GRAD_NEEDS(g, 0))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: no gradient for its input (emitted only where none is needed)",
+                              g->op->name);
+    if (!TFC_GRAD_NEEDS(g, 1) && !TFC_GRAD_NEEDS(g, 2)) return true;
+    tfc_tensor *out[2] = {0};
+    if (tfc_execute(g->ctx, "_TfcFusedConv2DMaxPoolArgmaxFilterGrad",
+                    (tfc_tensor *[]){g->in[0], g->in[1], g->out[1], g->dy[0]}, 4, g->attrs->a, g->attrs->n, out, 2,
+                    st) < 0)
+        return false;
+    if (TFC_GRAD_NEEDS(g, 1)) g->dx[1] = out[0];
+    if (TFC_GRAD_NEEDS(g, 2)) g->dx[2] = out[1];
+    return true;
+}
+
+static bool conv_pool_argmax_filter_grad_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!argmax_attrs_ok(c->op->name, c->attrs, st)) return false;
+    static const char *const names[4] = {"input", "filter", "argmax", "grad"};
+    for (int i = 0; i < 4; i++)
+        if (!tfc_check_rank(c, i, 4, names[i], st)) return false;
+    const tfc_shape *x = &c->in_shapes[0], *f = &c->in_shapes[1], *a = &c->in_shapes[2], *dp = &c->in_shapes[3];
+    if (!same_shape(a, dp)) return TFC_OP_ERR(c, st, "grad %s must have argmax's shape %s", SHP(dp), SHP(a));
+    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+        tfc_conv_geom cg, pg;
+        if (!tfc_conv_pool_geom(c->op->name, c->attrs, x->dims, f->dims, &cg, &pg, st)) return false;
+        tfc_shape pooled = {.rank = 4};
+        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, pooled.dims);
+        if (!same_shape(a, &pooled) || !same_shape(dp, &pooled))
+            return TFC_OP_ERR(c, st, "argmax %s and grad %s must have the pooled shape %s", SHP(a), SHP(dp),
+                              SHP(&pooled));
+    }
+    tfc_set_out(c, 0, f);
+    c->out_shapes[1] = (tfc_shape){.rank = 1, .dims = {f->rank == 4 ? f->dims[3] : -1}};
+    return true;
+}
+
+#define ARGMAX_ATTRS                                                                                          \
+    "T: {float, double}, strides: list(int), padding: {'SAME', 'VALID'}, dilations: list(int) = [1, 1, 1, 1], " \
+    "num_args: int = 1, fused_ops: list(string) = [], leakyrelu_alpha: float = 0.2, ksize: list(int), "       \
+    "pool_strides: list(int), pool_padding: {'SAME', 'VALID'}"
+
+const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool_argmax = {
+    .name = "_TfcFusedConv2DMaxPoolArgmax",
+    .inputs = "input: T, filter: T, bias: T",
+    .outputs = "output: T, argmax: uint8",
+    .attrs = ARGMAX_ATTRS,
+    .shape = conv_pool_argmax_shape,
+    .grad = conv_pool_argmax_grad,
+};
+
+const tfc_op_def tfc_op_def_tfc_fused_conv2d_max_pool_argmax_filter_grad = {
+    .name = "_TfcFusedConv2DMaxPoolArgmaxFilterGrad",
+    .inputs = "input: T, filter: T, argmax: uint8, grad: T",
+    .outputs = "filter_backprop: T, bias_backprop: T",
+    .attrs = ARGMAX_ATTRS,
+    .shape = conv_pool_argmax_filter_grad_shape,
+};
+
 const tfc_op_def *const tfc_ops_fused_pool[] = {&tfc_op_def_tfc_fused_conv2d_max_pool,
                                                 &tfc_op_def_tfc_fused_conv2d_max_pool_train,
                                                 &tfc_op_def_tfc_fused_conv2d_max_pool_filter_grad,
+                                                &tfc_op_def_tfc_fused_conv2d_max_pool_argmax,
+                                                &tfc_op_def_tfc_fused_conv2d_max_pool_argmax_filter_grad,
                                                 &tfc_op_def_tfc_max_pool_relu_bias_grad, NULL};

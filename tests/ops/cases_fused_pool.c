@@ -30,6 +30,10 @@
 #define TRAIN "_TfcFusedConv2DMaxPoolTrain"
 #define RBG "_TfcMaxPoolReluBiasGrad"
 #define FG "_TfcFusedConv2DMaxPoolFilterGrad"
+#define AM "_TfcFusedConv2DMaxPoolArgmax"
+#define AMG "_TfcFusedConv2DMaxPoolArgmaxFilterGrad"
+/* routing bytes: cell 0-3, bit 2 the cell's ReLU factor (from the "VALID" windows of the conv output only) */
+#define CODES(...) {.dtype = TFC_UINT8, .rank = 4, .dims = {__VA_ARGS__}, .lo = 0, .hi = 7, .integer = true, .no_grad = true}
 #define RBS(h, w) TFC_ATTR_INTS("strides", I4(1, h, w, 1), 4)
 #define Y(...) {.rank = 4, .dims = {__VA_ARGS__}, .no_grad = true}
 #define TIES(...) {.rank = 4, .dims = {__VA_ARGS__}, .lo = -2, .hi = 2, .integer = true, .no_grad = true}
@@ -103,6 +107,23 @@ const op_case op_cases_fused_pool[] = {
     {FG, "2 input channels, SAME conv, 33 channels", 5,
      {IN_T(4, 2, 7, 9, 2), IN_T(4, 3, 3, 2, 33), Y(2, 7, 9, 33), Y(2, 3, 4, 33), IN_T(4, 2, 3, 4, 33)}, 6,
      {S1, PAD("SAME"), RELU, P22}},
+    /* _TfcFusedConv2DMaxPoolArgmax and its filter gradient (the routing bytes are only run: random ones are no
+     * float64 reference's); their values against _TfcFusedConv2DMaxPool and _TfcFusedConv2DMaxPoolFilterGrad
+     * (same bits) in tests/unit/test_keras_conv_pool_train.c */
+    {AM, "one input channel to 32 (the demo CNN layer 1 on small images)", 3,
+     {IN_T(4, 1, 12, 12, 1), IN_T(4, 3, 3, 1, 32), B(32)}, 6,
+     {S1, PAD("VALID"), RELU, P22}},
+    {AM, "odd sizes, SAME pool", 3, {IN_T(4, 1, 9, 7, 3), IN_T(4, 3, 3, 3, 5), B(5)}, 6,
+     {S1, PAD("VALID"), RELU, KS(2, 2), PS(2, 2), PPAD("SAME")}},
+    {AM, "gradients of the filter and bias (the input gets none: the op is emitted only for inputs without)", 3,
+     {Y(2, 7, 6, 2), IN_T(4, 3, 3, 2, 3), B(3)}, 6, {S1, PAD("SAME"), RELU, KS(2, 2), PS(2, 2), PPAD("SAME")},
+     .grad = true},
+    {AMG, "demo CNN layer 1 (only run)", 4,
+     {IN_T(4, 2, 28, 28, 1), IN_T(4, 3, 3, 1, 32), CODES(2, 13, 13, 32), IN_T(4, 2, 13, 13, 32)}, 6,
+     {S1, PAD("VALID"), RELU, P22}, .no_reference = true},
+    {AMG, "3 input channels (dz built; only run)", 4,
+     {IN_T(4, 2, 7, 6, 3), IN_T(4, 3, 3, 3, 5), CODES(2, 4, 3, 5), IN_T(4, 2, 4, 3, 5)}, 6,
+     {S1, PAD("SAME"), RELU, KS(2, 2), PS(2, 2), PPAD("SAME")}, .no_reference = true},
     {FG, "3 input channels, overlapping pool (two-step form)", 5,
      {IN_T(4, 2, 9, 8, 3), IN_T(4, 3, 3, 3, 5), Y(2, 9, 8, 5), Y(2, 5, 4, 5), IN_T(4, 2, 5, 4, 5)}, 6,
      {S1, PAD("SAME"), RELU, KS(3, 3), PS(2, 2), PPAD("SAME")}},
@@ -182,6 +203,20 @@ const bad_case bad_cases_fused_pool[] = {
      ATTRS(S1, PAD("SAME"), OPS("BiasAdd", "Elu"), P22), .code = UNIMPL, .expect = {FG, "Relu", NULL}},
     {FG, "int32 input", 5, INS(X, F, IN_T(4, 2, 6, 6, 4), IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
      ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV, .expect = {FG, NULL}},
+    {AM, "3x3 pool", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, KS(3, 3), PS(2, 2), PPAD("VALID")), .code = UNIMPL,
+     .expect = {AM, "2x2", NULL}},
+    {AM, "activation not Relu", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), OPS("BiasAdd", "Elu"), P22), .code = UNIMPL,
+     .expect = {AM, "Relu", NULL}},
+    {AM, "int32", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV,
+     .expect = {AM, NULL}},
+    {AMG, "argmax not the pooled shape", 4,
+     INS(X, F, {.dtype = TFC_UINT8, .rank = 4, .dims = {2, 2, 2, 4}}, IN_T(4, 2, 2, 2, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {AMG, "pooled shape", "[2,3,3,4]", NULL}},
+    {AMG, "grad shape differs from argmax", 4,
+     INS(X, F, {.dtype = TFC_UINT8, .rank = 4, .dims = {2, 3, 3, 4}}, IN_T(4, 2, 3, 2, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {AMG, "grad", NULL}},
+    {AMG, "argmax float32", 4, INS(X, F, IN_T(4, 2, 3, 3, 4), IN_T(4, 2, 3, 3, 4)), 6,
+     ATTRS(S1, PAD("SAME"), RELU, P22), .code = INV, .expect = {AMG, NULL}},
     {RBG, "int32 input", 3, INS(IN_T(4, 1, 4, 4, 3), IN_T(4, 1, 2, 2, 3), IN_T(4, 1, 2, 2, 3)), 3,
      ATTRS(KS(2, 2), RBS(2, 2), PAD("VALID")), .dtype = TFC_INT32, .code = INV, .expect = {RBG, NULL}},
     {0},

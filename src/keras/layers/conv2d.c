@@ -352,6 +352,13 @@ static bool conv_pool_call(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor
         int na = conv_pool_attrs(c, (const tfc_pooling2d *)pl, act, strides, dil, ks, pst, ops, at);
         if (!train) {
             out = tfc_emit(ctx, "_TfcFusedConv2DMaxPool", (tfc_tensor *[]){x, k, b}, 3, at, na, st);
+        } else if (ks[1] == 2 && ks[2] == 2 && pst[1] == 2 && pst[2] == 2 && !tfc_tape_should_record(ctx, &x, 1)) {
+            /* a first layer (no gradient for x) under a 2x2 pool of stride 2: the pool's output and its windows'
+             * routing bytes in one op, recorded, whose gradient needs only those (not the conv output, 4x the
+             * pool's output in floats, which is never written) */
+            tfc_tensor *o2[2] = {0};
+            if (tfc_execute(ctx, "_TfcFusedConv2DMaxPoolArgmax", (tfc_tensor *[]){x, k, b}, 3, at, na, o2, 2, st) == 2)
+                out = o2[0];
         } else {
             /* the convolution's output, as the layer's call computes it (_FusedConv2D, data_format left at its
              * NHWC default), not recorded: _TfcFusedConv2DMaxPoolTrain's gradient stands for it */

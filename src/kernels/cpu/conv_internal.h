@@ -81,6 +81,16 @@ bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, co
  * it applies (tfc_conv_wgrad_small_ok's geometries, a 2x2 pool of stride 2 without top or left padding, so
  * its windows are the 2x2 tiles). Errors as tfc_conv2d_wgrad_small_f32. */
 bool tfc_conv_wgrad_small_pool_ok(const tfc_conv_geom *g, const tfc_conv_geom *pg);
+/* The routing byte of a 2x2 pool window (per channel) that _TfcFusedConv2DMaxPoolArgmax keeps instead of the
+ * conv output: the cell (row-major 0..3) _TfcMaxPoolReluBiasGrad's comparisons route the gradient to, and
+ * whether that cell's value is > 0 (its ReLU factor). */
+#define TFC_POOL_ARGMAX_CELL 3
+#define TFC_POOL_ARGMAX_POS 4
+/* tfc_conv2d_wgrad_small_pool_f32 with the routing bytes amax [batch, pg->out_h, pg->out_w, out_c] in place of
+ * y: the same df bits and db. */
+bool tfc_conv2d_wgrad_small_argmax_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
+                                       const float *x, const uint8_t *amax, const float *dp, float *df, float *db,
+                                       tfc_status *st);
 bool tfc_conv2d_wgrad_small_pool_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
                                      const float *x, const float *y, const float *dp, float *df, float *db,
                                      tfc_status *st);

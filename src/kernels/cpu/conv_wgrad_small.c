@@ -62,6 +62,8 @@ typedef struct {
     const float *dp;      /* NULL: dy mode */
     int64_t pool_oh, pool_ow;
     double *dbacc;        /* units x [co] */
+    /* argmax mode (tfc_conv2d_wgrad_small_argmax_f32): y not kept, its pool's routing in amax instead */
+    const uint8_t *amax;  /* [n, pool_oh, pool_ow, co] (TFC_POOL_ARGMAX_* bits), or NULL */
 } ws_job;
 
 /* V[t][ci][p] of the tiles of tile rows [r0, r1): B^T d B of each tile's 4x4 input patch, zero outside x. */
@@ -315,6 +317,98 @@ static inline __attribute__((always_inline)) void pool_pass_s(const ws_job *j, i
     if (db) db[o0] += (double)bsum;
 }
 
+/* Argmax mode: dy of a tile from its window's routing byte (TFC_POOL_ARGMAX_CELL: the cell that
+ * _TfcMaxPoolReluBiasGrad's comparisons pick, TFC_POOL_ARGMAX_POS: that cell's y > 0) and dp: the cell gets
+ * (0 + dp) * (pos ? 1 : 0), the others +0, the bits POOL_DZ computes from y (a cell that is not picked gets
+ * +0 times its ReLU factor: +0). Cells past the output are never picked. */
+typedef unsigned char u8x16 __attribute__((vector_size(16), aligned(1), may_alias));
+#define ARGMAX_DZ_V(ap, dpv, d00, d01, d10, d11)                                                              \
+    do {                                                                                                      \
+        const wvi code_ = __builtin_convertvector(*(const u8x16 *)(ap), wvi);                                 \
+        const wvi cell_ = code_ & TFC_POOL_ARGMAX_CELL;                                                       \
+        const wv pos_ = (wv)((wvi)SPLAT_V(1.0f) & -((code_ >> 2) & 1));                                      \
+        const wvi h_ = (wvi)(((wv){0} + (dpv)) * pos_);                                                       \
+        d00 = (wv)(h_ & (cell_ == 0));                                                                        \
+        d01 = (wv)(h_ & (cell_ == 1));                                                                        \
+        d10 = (wv)(h_ & (cell_ == 2));                                                                        \
+        d11 = (wv)(h_ & (cell_ == 3));                                                                        \
+    } while (0)
+#define ARGMAX_DZ_S(ap, dpv, d00, d01, d10, d11)                                                              \
+    do {                                                                                                      \
+        const int code_ = *(ap), cell_ = code_ & TFC_POOL_ARGMAX_CELL;                                        \
+        const float h_ = (0.0f + (dpv)) * (code_ & TFC_POOL_ARGMAX_POS ? 1.0f : 0.0f);                        \
+        d00 = cell_ == 0 ? h_ : 0.0f;                                                                         \
+        d01 = cell_ == 1 ? h_ : 0.0f;                                                                         \
+        d10 = cell_ == 2 ? h_ : 0.0f;                                                                         \
+        d11 = cell_ == 3 ? h_ : 0.0f;                                                                         \
+    } while (0)
+
+#define ARGMAX_PASS_BODY(TYPE, LOAD, ZERO, SPLAT, DZ)                                                         \
+    const int64_t CO = j->co, C = j->c;                                                                       \
+    TYPE acc[PTS], bsum = ZERO;                                                                               \
+    for (int p = 0; p < PTS; p++) acc[p] = ZERO;                                                              \
+    for (int64_t r = r0; r < r1; r++) {                                                                       \
+        const int64_t n = r / j->th, rr = r % j->th;                                                          \
+        const int64_t at = rr < j->pool_oh ? ((n * j->pool_oh + rr) * j->pool_ow) * CO + o0 : -1;             \
+        const float *vt = v + (r - r0) * j->tw * C * PTS + ci * PTS;                                          \
+        const int64_t win = at >= 0 ? (j->tw < j->pool_ow ? j->tw : j->pool_ow) : 0; /* tiles with a window */ \
+        const bool two = rr * 2 + 1 < j->oh;                                                                  \
+        const int64_t full = two ? (win < j->ow / 2 ? win : j->ow / 2) : 0; /* ... and all 4 pixels */        \
+        int64_t t = 0;                                                                                        \
+        for (; t < full; t++, vt += C * PTS) {                                                                \
+            TYPE y00, y01, y10, y11;                                                                          \
+            DZ(j->amax + at + t * CO, LOAD(j->dp + at + t * CO), y00, y01, y10, y11);                         \
+            bsum += y00 + y01 + y10 + y11;                                                                    \
+            TILE_ACC(TYPE, SPLAT, acc, vt, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+        for (; t < win; t++, vt += C * PTS) { /* clipped windows: cells past the output ignored (the forward   \
+                                                 op never routes there) */                                    \
+            const bool right = 2 * t + 1 < j->ow;                                                             \
+            TYPE y00, y01, y10, y11;                                                                          \
+            DZ(j->amax + at + t * CO, LOAD(j->dp + at + t * CO), y00, y01, y10, y11);                         \
+            y01 = right ? y01 : ZERO;                                                                         \
+            y10 = two ? y10 : ZERO;                                                                           \
+            y11 = two && right ? y11 : ZERO;                                                                  \
+            bsum += y00 + y01 + y10 + y11;                                                                    \
+            TILE_ACC(TYPE, SPLAT, acc, vt, y00, y01, y10, y11);                                               \
+        }                                                                                                     \
+        for (; t < j->tw; t++, vt += C * PTS) { /* no window: zero gradient */                               \
+            const TYPE z = ZERO;                                                                              \
+            TILE_ACC(TYPE, SPLAT, acc, vt, z, z, z, z);                                                       \
+        }                                                                                                     \
+    }                                                                                                         \
+    for (int p = 0; p < PTS; p++) STORE_ADD(acc_out + p * CO, acc[p]);
+
+static inline __attribute__((always_inline)) void argmax_pass_v(const ws_job *j, int64_t r0, int64_t r1,
+                                                                const float *v, int64_t ci, int64_t o0,
+                                                                float *acc_out, double *db) {
+#define STORE_ADD(p, a) (*(wvu *)(p) = *(const wvu *)(p) + (a))
+    ARGMAX_PASS_BODY(wv, LOAD_V, ((wv){0}), SPLAT_V, ARGMAX_DZ_V)
+#undef STORE_ADD
+    if (db)
+        for (int k = 0; k < WVL; k++) db[o0 + k] += (double)bsum[k];
+}
+
+static inline __attribute__((always_inline)) void argmax_pass_s(const ws_job *j, int64_t r0, int64_t r1,
+                                                                const float *v, int64_t ci, int64_t o0,
+                                                                float *acc_out, double *db) {
+#define STORE_ADD(p, a) (*(p) += (a))
+    ARGMAX_PASS_BODY(float, LOAD_S, 0.0f, SPLAT_S, ARGMAX_DZ_S)
+#undef STORE_ADD
+    if (db) db[o0] += (double)bsum;
+}
+
+TFC_SIMD_CLONES static void block_argmax_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,
+                                                double *db) {
+    const int64_t CO = j->co, cv = CO / WVL * WVL;
+    for (int64_t ci = 0; ci < j->c; ci++) {
+        float *a = acc + ci * PTS * CO;
+        int64_t o = 0;
+        for (; o < cv; o += WVL) argmax_pass_v(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
+        for (; o < CO; o++) argmax_pass_s(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
+    }
+}
+
 /* block_passes in pool mode; the bias sums (into db, the unit's) with the first input channel's passes */
 TFC_SIMD_CLONES static void block_pool_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,
                                               double *db) {
@@ -338,7 +432,8 @@ static void units_run(void *arg, int64_t b, int64_t e) {
         for (int64_t r0 = u0; r0 < u1; r0 += j->block_rows) {
             const int64_t r1 = r0 + j->block_rows < u1 ? r0 + j->block_rows : u1;
             input_xform(j, r0, r1, v);
-            if (j->dp) block_pool_passes(j, r0, r1, v, acc, j->dbacc + u * j->co);
+            if (j->amax) block_argmax_passes(j, r0, r1, v, acc, j->dbacc + u * j->co);
+            else if (j->dp) block_pool_passes(j, r0, r1, v, acc, j->dbacc + u * j->co);
             else block_passes(j, r0, r1, v, acc);
         }
     }
@@ -444,5 +539,19 @@ bool tfc_conv2d_wgrad_small_pool_f32(tfc_threadpool *pool, const tfc_conv_geom *
     ws_job j = {.x = x, .dy = y, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
                 .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp,
                 .pool_oh = pg->out_h, .pool_ow = pg->out_w};
+    return ws_run(pool, &j, db, st);
+}
+
+bool tfc_conv2d_wgrad_small_argmax_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
+                                       const float *x, const uint8_t *amax, const float *dp, float *df, float *db,
+                                       tfc_status *st) {
+    if (!geom_ok(g, st)) return false;
+    if (!(pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 && pg->pad_top == 0 &&
+          pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED,
+                              "the fused filter gradient needs a 2x2 pool of stride 2 without top or left padding");
+    ws_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h, .ow = g->out_w,
+                .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp, .pool_oh = pg->out_h,
+                .pool_ow = pg->out_w, .amax = amax};
     return ws_run(pool, &j, db, st);
 }

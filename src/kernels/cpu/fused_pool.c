@@ -38,6 +38,9 @@
 #include "ops/fused_ops.h"
 #include "ops/fused_pool_ops.h"
 
+/* 64-byte vector types in inline helpers: no call ever passes one (GCC warns about the ABI regardless) */
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 #define SLICE_BYTES (384 * 1024)
 #define U_CACHE 4
 #define U_MAX_FLOATS ((int64_t)1 << 20) /* 4 MB of transform: 16 x 256 x 256 channels */
@@ -109,7 +112,104 @@ typedef struct {
     _Atomic int *busy;
     int n_slots;
     atomic_bool failed;        /* a convolution could not get its scratch */
+    uint8_t *amax;             /* _TfcFusedConv2DMaxPoolArgmax: the windows' routing bytes (float32), or NULL */
 } slice_job;
+
+/* The routing bytes (conv_internal.h: TFC_POOL_ARGMAX_*) of 2x2 stride-2 windows without top/left padding over
+ * the conv output src (pool geometry pg), pool rows [b, e) (units (n, oh)): the comparisons of
+ * _TfcMaxPoolReluBiasGrad's routing (strict <, row-major, cells past the output (-inf) never picked), 16
+ * channels at a time in GCC vector types (written as masks: the plain loop with ?: stayed scalar, 20% of a
+ * training step), the rest in scalars. */
+typedef float av __attribute__((vector_size(64)));
+typedef float avu __attribute__((vector_size(64), aligned(4), may_alias));
+typedef int avi __attribute__((vector_size(64)));
+typedef unsigned char a8 __attribute__((vector_size(16)));
+typedef unsigned char a8u __attribute__((vector_size(16), aligned(1), may_alias));
+
+static inline __attribute__((always_inline)) av asel(avi m, av x, av y) { return (av)(((avi)x & m) | ((avi)y & ~m)); }
+static inline __attribute__((always_inline)) avi asel_i(avi m, avi x, avi y) { return (x & m) | (y & ~m); }
+
+#define ARGMAX_V(A, B, E, F, OUT)                                                                             \
+    do {                                                                                                      \
+        const av a_ = (A), b_ = (B), e_ = (E), f_ = (F);                                                      \
+        const avi m1 = a_ < b_;                                                                               \
+        av best = asel(m1, b_, a_);                                                                           \
+        const avi m2 = best < e_;                                                                             \
+        best = asel(m2, e_, best);                                                                            \
+        const avi m3 = best < f_;                                                                             \
+        best = asel(m3, f_, best);                                                                            \
+        const avi one_ = (avi){0} + 1, two_ = one_ + one_, three_ = two_ + one_;                              \
+        const avi cell = asel_i(m3, three_, asel_i(m2, two_, asel_i(m1, one_, (avi){0})));                     \
+        const avi code_ = cell + asel_i(best > (av){0}, two_ + two_, (avi){0});                               \
+        for (int k_ = 0; k_ < 16; k_++) (OUT)[k_] = (uint8_t)code_[k_];                                       \
+    } while (0)
+
+static inline __attribute__((always_inline)) uint8_t argmax_s(float a, float b, float e, float f) {
+    const bool m1 = a < b;
+    float best = m1 ? b : a;
+    const bool m2 = best < e;
+    best = m2 ? e : best;
+    const bool m3 = best < f;
+    best = m3 ? f : best;
+    return (uint8_t)((m3 ? 3 : m2 ? 2 : m1 ? 1 : 0) | (best > 0 ? TFC_POOL_ARGMAX_POS : 0));
+}
+
+/* float64 (the op tests' reference): the same comparisons in scalars */
+static void argmax_rows_f64(const tfc_conv_geom *pg, const double *src, uint8_t *dst, int64_t b, int64_t e) {
+    const int64_t H = pg->in_h, W = pg->in_w, C = pg->in_c, OH = pg->out_h, OW = pg->out_w;
+    const double ninf = -__builtin_inf();
+    for (int64_t u = b; u < e; u++) {
+        const int64_t n = u / OH, oh = u % OH, h0 = 2 * oh;
+        const bool two = h0 + 1 < H;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const int64_t w0 = 2 * ow;
+            const bool right = w0 + 1 < W;
+            const double *pa = src + ((n * H + h0) * W + w0) * C, *pb = pa + C, *pe = pa + W * C, *pf = pe + C;
+            uint8_t *out = dst + ((n * OH + oh) * OW + ow) * C;
+            for (int64_t c = 0; c < C; c++) {
+                const double a = pa[c], bb = right ? pb[c] : ninf, ee = two ? pe[c] : ninf,
+                             f = two && right ? pf[c] : ninf;
+                const bool m1 = a < bb;
+                double best = m1 ? bb : a;
+                const bool m2 = best < ee;
+                best = m2 ? ee : best;
+                const bool m3 = best < f;
+                best = m3 ? f : best;
+                out[c] = (uint8_t)((m3 ? 3 : m2 ? 2 : m1 ? 1 : 0) | (best > 0 ? TFC_POOL_ARGMAX_POS : 0));
+            }
+        }
+    }
+}
+
+TFC_SIMD_CLONES static void argmax_rows(const tfc_conv_geom *pg, const float *src, uint8_t *dst, int64_t b, int64_t e) {
+    const int64_t H = pg->in_h, W = pg->in_w, C = pg->in_c, OH = pg->out_h, OW = pg->out_w, cv = C / 16 * 16;
+    const float ninf = -__builtin_inff();
+    const av vninf = (av){0} + ninf;
+    for (int64_t u = b; u < e; u++) {
+        const int64_t n = u / OH, oh = u % OH, h0 = 2 * oh;
+        const bool two = h0 + 1 < H;
+        for (int64_t ow = 0; ow < OW; ow++) {
+            const int64_t w0 = 2 * ow;
+            const bool right = w0 + 1 < W;
+            const float *pa = src + ((n * H + h0) * W + w0) * C, *pb = pa + C, *pe = pa + W * C, *pf = pe + C;
+            uint8_t *out = dst + ((n * OH + oh) * OW + ow) * C;
+            int64_t c = 0;
+            if (two && right) {
+                for (; c < cv; c += 16)
+                    ARGMAX_V(*(const avu *)(pa + c), *(const avu *)(pb + c), *(const avu *)(pe + c),
+                             *(const avu *)(pf + c), out + c);
+                for (; c < C; c++) out[c] = argmax_s(pa[c], pb[c], pe[c], pf[c]);
+            } else {
+                for (; c < cv; c += 16)
+                    ARGMAX_V(*(const avu *)(pa + c), right ? (av)*(const avu *)(pb + c) : vninf,
+                             two ? (av)*(const avu *)(pe + c) : vninf, two && right ? (av)*(const avu *)(pf + c) : vninf,
+                             out + c);
+                for (; c < C; c++)
+                    out[c] = argmax_s(pa[c], right ? pb[c] : ninf, two ? pe[c] : ninf, two && right ? pf[c] : ninf);
+            }
+        }
+    }
+}
 
 /* MaxPool of pool rows [b, e) (units (n, oh) of geometry pg) from conv output `src` into `dst`. */
 static void pool_rows(const slice_job *j, const tfc_conv_geom *pg, const void *src, void *dst, int64_t b, int64_t e) {
@@ -172,6 +272,11 @@ static void slices(void *arg, int64_t b, int64_t e) {
             break;
         }
         pool_rows(j, &ps, tmp, y, 0, nb * ps.out_h);
+        if (j->amax) {
+            uint8_t *am = j->amax + n0 * pg->out_h * pg->out_w * pg->out_c;
+            if (j->dbl) argmax_rows_f64(&ps, tmp, am, 0, nb * ps.out_h);
+            else argmax_rows(&ps, tmp, am, 0, nb * ps.out_h);
+        }
     }
     atomic_store(&j->busy[slot], 0);
 }
@@ -184,6 +289,10 @@ typedef struct {
 static void pool_range(void *arg, int64_t b, int64_t e) {
     const rows_job *r = arg;
     pool_rows(r->j, r->j->pg, r->src, r->j->y, b, e);
+    if (r->j->amax) {
+        if (r->j->dbl) argmax_rows_f64(r->j->pg, r->src, r->j->amax, b, e);
+        else argmax_rows(r->j->pg, r->src, r->j->amax, b, e);
+    }
 }
 
 /* ---- bands: fewer images than threads, little work each (a batch-1 inference) ----
@@ -313,7 +422,7 @@ static bool run_slices(tfc_kernel_ctx *k, slice_job *jp, int64_t per, int64_t n_
      * rows are not: the demo CNN's layer 2 has 5 tile rows), or else bands */
     const bool small = n_slices < threads && macs < 4194304.0;
     const int parts = small && wino_for(j, &cg) && macs >= (double)threads * BAND_MACS ? threads : 0;
-    if (small && !parts) {
+    if (small && !parts && !j->amax) { /* (bands write no routing bytes) */
         const int64_t nb = band_count(&cg, &pg, threads, macs / (double)N);
         if (nb > 1) return run_bands(k, j, nb, macs, es, threads, st);
     }
@@ -357,7 +466,7 @@ static bool conv_pool_out(tfc_kernel_ctx *k, tfc_conv_geom *cg, tfc_conv_geom *p
     return tfc_kernel_alloc_output(k, 0, od, 4, st);
 }
 
-static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
+static bool conv_pool_body(tfc_kernel_ctx *k, bool argmax, tfc_status *st) {
     const char *op = k->op->name;
     tfc_fused_spec fs;
     if (!tfc_fused_spec_read(op, k->attrs, &fs, st)) return false;
@@ -384,8 +493,10 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
         if (cols > 0 && cols < cg.out_w) cg.out_w = pg.in_w = cols;
     }
     const size_t es = dbl ? sizeof(double) : sizeof(float);
+    if (argmax && !k->out[1]) return tfc_status_set(st, TFC_INTERNAL, "%s: 2 outputs expected", op);
     slice_job j = {.dbl = dbl, .cg = &cg, .pg = &pg, .x = k->in[0]->data, .f = k->in[1]->data, .y = out->data,
-                   .ep = &ep, .simd = dbl ? NULL : tfc_pool_simd_get(), .full_oh = full_oh, .full_ow = full_ow};
+                   .ep = &ep, .simd = dbl ? NULL : tfc_pool_simd_get(), .full_oh = full_oh, .full_ow = full_ow,
+                   .amax = argmax ? k->out[1]->data : NULL};
     atomic_init(&j.failed, false);
     /* images per slice: a conv output of about SLICE_BYTES, and at least one slice per thread */
     const int threads = tfc_threadpool_size(k->pool);
@@ -408,6 +519,22 @@ static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) {
     const bool ok = run_slices(k, &j, per, n_slices, macs, img, es, threads, st);
     u_put(ue);
     return ok;
+}
+
+static bool fused_conv2d_max_pool(tfc_kernel_ctx *k, tfc_status *st) { return conv_pool_body(k, false, st); }
+
+/* ---- _TfcFusedConv2DMaxPoolArgmax: _TfcFusedConv2DMaxPool's computation, and the routing bytes of its windows
+ * (read from the slice's conv output while in cache), for a training step that keeps them instead of the conv
+ * output ---- */
+static bool fused_conv2d_max_pool_argmax(tfc_kernel_ctx *k, tfc_status *st) {
+    tfc_conv_geom cg, pg;
+    if (!conv_pool_out(k, &cg, &pg, st)) return false;
+    if (!k->out[1]) {
+        int64_t od[4];
+        tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, od);
+        if (!tfc_kernel_alloc_output(k, 1, od, 4, st)) return false;
+    }
+    return conv_pool_body(k, true, st);
 }
 
 /* ---- _TfcFusedConv2DMaxPoolTrain: MaxPool of conv_output (input 3; _FusedConv2D computed it) ---- */
@@ -729,10 +856,75 @@ static bool conv_max_pool_filter_grad(tfc_kernel_ctx *k, tfc_status *st) {
     return ok;
 }
 
+/* ---- _TfcFusedConv2DMaxPoolArgmaxFilterGrad: (df, db) of the convolution under _TfcFusedConv2DMaxPoolArgmax
+ * from its routing bytes: dz (the conv output's gradient) gets (0 + dp) * (pos ? 1 : 0) at each window's routed
+ * cell, +0 elsewhere, as _TfcMaxPoolReluBiasGrad computes it from the conv output; db = sum of dz, df =
+ * Conv2DBackpropFilter(input, dz). Small-channel 3x3 convolutions form dz per tile in the Winograd filter
+ * gradient (conv_wgrad_small.c); others build dz in a temporary. ---- */
+/* dz [batch, H, W, C] (zeroed) of the routing bytes amax and pooled gradient dp (pool geometry pg), and
+ * sum[c] its channel sums */
+#define ARGMAX_DZ_BUILD(T)                                                                                    \
+    do {                                                                                                      \
+        const T *dpt = dp;                                                                                    \
+        T *dzt = dz;                                                                                          \
+        for (int64_t n = 0; n < pg.batch; n++)                                                                \
+            for (int64_t oh = 0; oh < OH; oh++)                                                               \
+                for (int64_t ow = 0; ow < OW; ow++)                                                           \
+                    for (int64_t c = 0; c < C; c++) {                                                         \
+                        const int64_t at = ((n * OH + oh) * OW + ow) * C + c, cell = amax[at] & TFC_POOL_ARGMAX_CELL; \
+                        const int64_t h = 2 * oh + cell / 2, w = 2 * ow + cell % 2;                           \
+                        if (h >= H || w >= W) continue; /* past the conv output: ignored, as the fused path */ \
+                        const T v = ((T)0 + dpt[at]) * (amax[at] & TFC_POOL_ARGMAX_POS ? (T)1 : (T)0);        \
+                        dzt[((n * H + h) * W + w) * C + c] = v;                                               \
+                        sum[c] += (double)v;                                                                  \
+                    }                                                                                         \
+    } while (0)
+
+static bool conv_max_pool_argmax_filter_grad(tfc_kernel_ctx *k, tfc_status *st) {
+    const char *op = k->op->name;
+    tfc_conv_geom cg, pg;
+    if (!tfc_conv_pool_geom(op, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &cg, &pg, st)) return false;
+    const tfc_dtype dt = k->in[0]->dtype;
+    if (dt != TFC_FLOAT && dt != TFC_DOUBLE) return tfc_kernel_unimplemented(k, dt, st);
+    const bool dbl = dt == TFC_DOUBLE;
+    if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, k->in[1]->shape.dims, 4, st)) return false;
+    if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &cg.out_c, 1, st)) return false;
+    const void *x = k->in[0]->data, *dp = k->in[3]->data;
+    const uint8_t *amax = k->in[2]->data;
+    void *df = k->out[0]->data, *db = k->out[1]->data;
+    const int64_t C = pg.in_c;
+    if (C == 0) return true;
+    if (!dbl && cg.in_c >= 1 && tfc_conv_wgrad_small_pool_ok(&cg, &pg) && !tfc_conv_im2col_forced()) {
+        if (tfc_conv2d_wgrad_small_argmax_f32(k->pool, &cg, &pg, x, amax, dp, df, db, st)) return true;
+        tfc_status_clear(st); /* (no scratch: the form below) */
+    }
+    const int64_t H = pg.in_h, W = pg.in_w, OH = pg.out_h, OW = pg.out_w;
+    const size_t es = dbl ? sizeof(double) : sizeof(float);
+    const size_t bytes = (size_t)(pg.batch * H * W * C) * es + (size_t)C * sizeof(double);
+    char *mem = tfc_aligned_alloc(bytes);
+    if (!mem) return tfc_status_oom(st, op, bytes);
+    double *sum = (double *)mem;
+    void *dz = sum + C;
+    memset(mem, 0, bytes);
+    if (dbl) ARGMAX_DZ_BUILD(double);
+    else ARGMAX_DZ_BUILD(float);
+    for (int64_t c = 0; c < C; c++) {
+        if (dbl) ((double *)db)[c] = sum[c];
+        else ((float *)db)[c] = (float)sum[c];
+    }
+    const bool ok = k->out[0]->num_elements == 0 ||
+                    (dbl ? tfc_conv2d_bwd_filter_f64(k->pool, &cg, x, dz, df, st)
+                         : tfc_conv2d_bwd_filter_f32(k->pool, &cg, x, dz, df, st));
+    tfc_aligned_free(mem);
+    return ok;
+}
+
 const tfc_kernel_reg tfc_cpu_kernels_fused_pool[] = {
     {"_TfcFusedConv2DMaxPool", fused_conv2d_max_pool},
     {"_TfcFusedConv2DMaxPoolTrain", fused_conv2d_max_pool_train},
     {"_TfcMaxPoolReluBiasGrad", max_pool_relu_bias_grad},
     {"_TfcFusedConv2DMaxPoolFilterGrad", conv_max_pool_filter_grad},
+    {"_TfcFusedConv2DMaxPoolArgmax", fused_conv2d_max_pool_argmax},
+    {"_TfcFusedConv2DMaxPoolArgmaxFilterGrad", conv_max_pool_argmax_filter_grad},
     {NULL, NULL},
 };
