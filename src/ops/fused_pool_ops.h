@@ -19,7 +19,24 @@
  *     BiasAddGrad(dz) [channels of y]: one pass over y and dz; the same routing as MaxPoolGrad (the first
  *     maximum of each window in row-major order, recomputed from y; overlapping windows add in (oh, ow)
  *     order) and the same bias sums as _FusedBiasAddGrad, so results equal the three-op form bit for bit.
- *     Differentiable in grad (MaxPoolGradGrad of ReluGrad), like MaxPoolGrad. T float or double. */
+ *     Differentiable in grad (MaxPoolGradGrad of ReluGrad), like MaxPoolGrad. T float or double.
+ *   _TfcFusedConv2DMaxPoolFilterGrad(input, filter, conv_output, orig_output, grad; the train op's attrs)
+ *     -> filter_backprop = Conv2DBackpropFilter(input, shape(filter), dz), bias_backprop = db, with dz, db =
+ *     _TfcMaxPoolReluBiasGrad(conv_output, orig_output, grad): the train op's gradient where the input needs
+ *     none (a first layer) and no tape records the gradient's ops (the op has no gradient). Small-channel 3x3
+ *     convolutions under 2x2 pools of stride 2 form dz per Winograd tile without writing it
+ *     (src/kernels/cpu/conv_wgrad_small.c): the same filter_backprop bits, bias_backprop summed in another
+ *     order. T float or double.
+ *   _TfcFusedConv2DMaxPoolArgmax(input, filter, bias; the train op's attrs, ksize and pool_strides 2x2)
+ *     -> output = _TfcFusedConv2DMaxPool's, argmax (uint8, output's shape): per window and channel, the cell
+ *     (row-major 0-3; bits 0-1) that _TfcMaxPoolReluBiasGrad's comparisons route the gradient to, and bit 2
+ *     set where that cell's conv output is > 0. Keras emits it (recorded) for a first layer's pair in training
+ *     instead of _FusedConv2D + _TfcFusedConv2DMaxPoolTrain: the conv output is never written. Its gradient
+ *     gives the filter and bias only (UNIMPLEMENTED for the input):
+ *   _TfcFusedConv2DMaxPoolArgmaxFilterGrad(input, filter, argmax, grad) -> (filter_backprop, bias_backprop) as
+ *     _TfcFusedConv2DMaxPoolFilterGrad computes them from the conv output (dz: (0 + grad) times the ReLU bit at
+ *     each window's cell, +0 elsewhere; cells past the conv output ignored). Not differentiable. T float or
+ *     double. */
 #ifndef TFC_OPS_FUSED_POOL_OPS_H
 #define TFC_OPS_FUSED_POOL_OPS_H
 

@@ -1,16 +1,26 @@
 /* Conv2D(relu) -> MaxPooling2D under a training step's tape (_TfcFusedConv2DMaxPoolTrain, whose gradient is
- * _TfcMaxPoolReluBiasGrad then the convolution's backprops; src/keras/model.c, src/kernels/cpu/fused_pool.c):
+ * _TfcMaxPoolReluBiasGrad then the convolution's backprops, or a first layer's _TfcFusedConv2DMaxPoolFilterGrad;
+ * a first layer under a 2x2/stride-2 pool as _TfcFusedConv2DMaxPoolArgmax; src/keras/model.c,
+ * src/kernels/cpu/fused_pool.c, conv_wgrad_small.c):
  *  - _TfcMaxPoolReluBiasGrad against MaxPoolGrad then _FusedBiasAddGrad(Relu), bit for bit, on 1, 2 and 3
  *    threads and every pooling SIMD table (AVX-512, AVX2, baseline, generic): the demo CNN's layer, odd sizes
  *    (VALID dropping the last row and column, SAME clipping the edge windows), overlapping 3x3 windows,
  *    stride past the window, channel counts not multiples of 16, batch 1, many chunks, and integer inputs
  *    full of ties and zeros (y == 0: the ReLU gradient's edge), with -0 and negative upstream gradients;
+ *  - _TfcFusedConv2DMaxPoolFilterGrad against Conv2DBackpropFilter of _TfcMaxPoolReluBiasGrad's dz (df bit
+ *    for bit, db within float32 rounding; float64 bit for bit), on shapes of its fused per-tile path (1 and 2
+ *    input channels, odd VALID and SAME-clipped sizes, channel tails, batch 1, several units) and of the
+ *    two-step form (3 input channels, overlapping pools, stride past the window), 1-3 threads;
+ *  - _TfcFusedConv2DMaxPoolArgmax against _TfcFusedConv2DMaxPool (bit for bit) and its filter gradient
+ *    against _TfcFusedConv2DMaxPoolFilterGrad of the conv output (df bit for bit; db too where both take the
+ *    fused path), with ties and zeros, odd sizes, one-pixel outputs, 1-3 threads;
  *  - Sequential CNNs (the benchmark's, and odd sizes with SAME/overlapping pools) under a non-persistent
  *    tape (fused) against a persistent one (the layer-by-layer ops): outputs and the gradients of every
- *    weight bit for bit, batch 1 and 5, 1 and 2 threads, also with integer weights and inputs (ties, zeros);
- *    the fused gradient op ran exactly when expected;
- *  - fit (Adam) for several steps with the fusion on and off (TFC_KERAS_FUSE_CONV_POOL=0): the same weights
- *    bit for bit. */
+ *    weight bit for bit (the first layer's bias gradient within float32 rounding where its sum's order
+ *    differs), batch 1 and 5, 1 and 2 threads, also with integer weights and inputs (ties, zeros); the fused
+ *    gradient ops ran exactly when expected;
+ *  - a fit (SGD) step with the fusion on and off (TFC_KERAS_FUSE_CONV_POOL=0): the same weights within float32
+ *    rounding. */
 #include <math.h>
 #include <stdlib.h>
 
@@ -344,7 +354,8 @@ static void keras_case(tfc_model *(*make)(tfc_ctx *), const int64_t in_dims[3], 
     tfc_ctx_free(ctx);
 }
 
-/* fit with the fusion on, then off (on a copy of the initial weights): the same weights after, within rounding */
+/* a fit step with the fusion on, then off (on a copy of the initial weights): the same weights after, within
+ * rounding */
 static void fit_case(int threads) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
@@ -375,10 +386,10 @@ static void fit_case(int threads) {
         if (k) setenv("TFC_KERAS_FUSE_CONV_POOL", "0", 1);
         n_rbg = n_fgrad = n_agrad = 0;
         CHECK(tfc_model_fit(m[k], x, labels,
-                            &(tfc_fit_opts){.batch_size = 16, .epochs = 2, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT},
+                            &(tfc_fit_opts){.batch_size = 48, .epochs = 1, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT},
                             NULL, &st));
-        CHECK(k ? n_rbg == 0 && n_fgrad == 0 && n_agrad == 0 : n_rbg == 6 && n_agrad == 6 && n_fgrad == 0);
-        /* (two pairs, three steps an epoch) */
+        CHECK(k ? n_rbg == 0 && n_fgrad == 0 && n_agrad == 0 : n_rbg == 1 && n_agrad == 1 && n_fgrad == 0);
+        /* (two pairs, one step) */
         unsetenv("TFC_KERAS_FUSE_CONV_POOL");
     }
     tfc_variable *v0[16], *v1[16];
@@ -387,10 +398,20 @@ static void fit_case(int threads) {
     for (int i = 0; i < nv; i++) {
         tfc_tensor *a = tfc_variable_read(ctx, v0[i], &st), *b = tfc_variable_read(ctx, v1[i], &st);
         /* the first layer's bias gradient differs in rounding (its sum's order in the fused filter gradient):
-         * the weights after 6 SGD steps within float32 noise of it (SGD: Adam's m / sqrt(v) would turn such noise
-         * in a near-zero gradient into a step of up to the learning rate) */
-        const bool ok = close_to(a, b, 1e-5f);
-        if (!ok) fprintf(stderr, "fit threads %d: weight %d differs\n", threads, i);
+         * the weights after one SGD step within float32 noise of it. (One step: from the second on, the forward
+         * passes see weights that differ in rounding, which now and then flips a max-pool tie or a ReLU at 0 and
+         * changes a gradient by a whole upstream value; Adam's m / sqrt(v) would also turn rounding noise in a
+         * near-zero gradient into a step of up to the learning rate.) */
+        const bool ok = close_to(a, b, 1e-6f);
+        if (!ok) {
+            const float *x = tfc_tensor_data(a), *y = tfc_tensor_data(b);
+            double worst = 0;
+            int64_t at = 0;
+            for (int64_t e = 0; e < tfc_tensor_num_elements(a); e++)
+                if (fabs((double)x[e] - y[e]) > worst) worst = fabs((double)x[e] - y[e]), at = e;
+            fprintf(stderr, "fit threads %d: weight %d differs: [%lld] %.9g vs %.9g\n", threads, i, (long long)at,
+                    (double)x[at], (double)y[at]);
+        }
         CHECK(ok);
         tfc_tensor_unref(a);
         tfc_tensor_unref(b);

@@ -333,7 +333,8 @@ static const char *conv_pool_act(tfc_layer *l, tfc_layer *pl, tfc_tensor *x, boo
 
 /* The pair (l, pl) on x as one op: _TfcFusedConv2DMaxPool for inference, whose weight reads are not taped;
  * under a training step's tape _FusedConv2D unrecorded, then _TfcFusedConv2DMaxPoolTrain, whose gradient stands
- * for both (taped reads: the tape maps the variables to these tensors). *y stays NULL when the pair does not
+ * for both (taped reads: the tape maps the variables to these tensors), or, for a first layer under a 2x2 pool
+ * of stride 2, _TfcFusedConv2DMaxPoolArgmax (see conv2d_pool.h). *y stays NULL when the pair does not
  * qualify. */
 static bool conv_pool_call(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor *x, bool train, tfc_tensor **y,
                            tfc_status *st) {

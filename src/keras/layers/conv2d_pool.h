@@ -19,8 +19,12 @@ bool tfc_conv2d_max_pool_infer(tfc_layer *conv, tfc_layer *pool, tfc_ctx *ctx, t
  * activation a ReLU: the convolution runs as _FusedConv2D without being recorded, then
  * _TfcFusedConv2DMaxPoolTrain (src/ops/fused_pool_ops.h) pools its output and is recorded, so that the
  * backward pass is one _TfcMaxPoolReluBiasGrad then the convolution's backprops (MaxPoolGrad's mostly-zero
- * output of the conv output's size is never written). Results and gradients equal the layer-by-layer
- * ones bit for bit. As above, *y NULL means the pair does not qualify, and the caller makes sure nothing
+ * output of the conv output's size is never written); where x needs no gradient (a first layer), one
+ * _TfcFusedConv2DMaxPoolFilterGrad gives the filter's and bias's. A first layer under a 2x2 pool of stride 2
+ * instead runs as _TfcFusedConv2DMaxPoolArgmax, recorded: the convolution in cache-sized slices, the pooled
+ * output and one routing byte per window and channel, the conv output never written; its gradient reads those
+ * bytes (_TfcFusedConv2DMaxPoolArgmaxFilterGrad). Results and the gradients equal the layer-by-layer ones bit
+ * for bit, except a first layer's bias gradient (summed in another order: float32 rounding). As above, *y NULL means the pair does not qualify, and the caller makes sure nothing
  * else reads conv's output (the op gives that output no gradient of its own). */
 bool tfc_conv2d_max_pool_train(tfc_layer *conv, tfc_layer *pool, tfc_ctx *ctx, tfc_tensor *x, tfc_tensor **y,
                                tfc_status *st);

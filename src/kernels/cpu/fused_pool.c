@@ -23,7 +23,9 @@
  * until their entry is replaced (at most U_CACHE filters of at most U_MAX_FLOATS transformed floats).
  *
  * Also the training pair's kernels (fused_pool_ops.h): _TfcFusedConv2DMaxPoolTrain (MaxPool of the given
- * convolution output) and _TfcMaxPoolReluBiasGrad (its gradient's single pass, below). */
+ * convolution output) and _TfcMaxPoolReluBiasGrad (its gradient's single pass, below), a first layer's
+ * _TfcFusedConv2DMaxPoolFilterGrad, and _TfcFusedConv2DMaxPoolArgmax (this op's slices, plus the windows'
+ * routing bytes read from each slice's conv output while in cache) with its filter gradient. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
