@@ -851,9 +851,9 @@ static bool conv_max_pool_filter_grad(tfc_kernel_ctx *k, tfc_status *st) {
     const size_t bytes = (size_t)(pg.batch * pg.in_h * pg.in_w * pg.in_c) * es;
     void *dz = tfc_aligned_alloc(bytes ? bytes : 1);
     if (!dz) return tfc_status_oom(st, op, bytes);
-    bool ok = relu_bias_run(k, &pg, dbl, y, dp, dz, db, st) && (k->out[0]->num_elements == 0 ||
-              dbl ? tfc_conv2d_bwd_filter_f64(k->pool, &cg, x, dz, df, st)
-                   : tfc_conv2d_bwd_filter_f32(k->pool, &cg, x, dz, df, st));
+    bool ok = relu_bias_run(k, &pg, dbl, y, dp, dz, db, st) &&
+              (k->out[0]->num_elements == 0 || (dbl ? tfc_conv2d_bwd_filter_f64(k->pool, &cg, x, dz, df, st)
+                                                    : tfc_conv2d_bwd_filter_f32(k->pool, &cg, x, dz, df, st)));
     tfc_aligned_free(dz);
     return ok;
 }
