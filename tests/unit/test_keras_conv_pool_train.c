@@ -176,6 +176,8 @@ static void argmax_cases(int threads) {
         argmax_case(ctx, 2, 9, 9, 3, 8, "SAME", "SAME", ints);       /* 3 input channels: dz built */
         argmax_case(ctx, 9, 12, 12, 1, 32, "SAME", "VALID", ints);   /* several units on 2+ threads */
         argmax_case(ctx, 1, 3, 3, 1, 4, "VALID", "SAME", ints);      /* one pixel, one clipped window */
+        argmax_case(ctx, 1, 128, 129, 1, 32, "VALID", "SAME", ints); /* one large image on 2+ threads: the whole
+                                                                          batch's conv on the pool, then the pool */
     }
     tfc_ctx_free(ctx);
 }
