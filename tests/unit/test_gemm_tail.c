@@ -2,7 +2,8 @@
  * 2-, 4- or 8-row tile): the rows of a product with a tail are bit for bit those of the same rows inside a
  * product of whole MR-row tiles (beta 0, with and without a fused bias + activation), for every tail size
  * 1 .. MR-1, short and long k, both transposes, wide and narrow tiles, every kernel set this CPU has, on
- * one thread and on the pool; and the MLP's shapes ([128, 784] x [784, 128], [128, 10] x [1600, 10]^T)
+ * one thread and on the pool, also from an A of exactly the product's rows (tails read A in place); and the
+ * MLP's shapes ([128, 784] x [784, 128], [128, 10] x [1600, 10]^T)
  * against float64. */
 #include "kernels/cpu/gemm.h"
 #include "tfc_test.h"
@@ -41,6 +42,24 @@ static bool same_rows(const char *isa, bool ta, bool tb, int64_t m, int64_t mbig
         fprintf(stderr, "%s ta=%d tb=%d m=%lld (of %lld) n=%lld k=%lld ep=%d threads=%d: rows differ\n", isa, ta, tb,
                 (long long)m, (long long)mbig, (long long)n, (long long)k, ep, tfc_threadpool_size(pool));
     CHECK(ok);
+    /* the same rows from an A of exactly m rows (transposed: [k, m], lda m): tail tiles that read A in place
+     * must stay inside it (AddressSanitizer builds catch a read past its end) */
+    float *ae = malloc((size_t)(m * k) * sizeof(float));
+    REQUIRE(ae);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++) ae[ta ? p * m + i : i * k + p] = ta ? a[p * lda + i] : a[i * lda + p];
+    memset(cs, 0, (size_t)(m * n) * sizeof(float));
+    if (ep)
+        tfc_sgemm_ep(ta, tb, m, n, k, ae, ta ? m : k, b, ldb, cs, n, &e, pool);
+    else
+        tfc_sgemm(ta, tb, m, n, k, 1.0f, ae, ta ? m : k, b, ldb, 0.0f, cs, n, pool);
+    bool exact = memcmp(cs, cb, (size_t)(m * n) * sizeof(float)) == 0;
+    if (!exact)
+        fprintf(stderr, "%s ta=%d tb=%d m=%lld n=%lld k=%lld ep=%d: rows from an exact-size A differ\n", isa, ta, tb,
+                (long long)m, (long long)n, (long long)k, ep);
+    CHECK(exact);
+    ok = ok && exact;
+    free(ae);
     free(a);
     free(b);
     free(cs);
@@ -86,6 +105,11 @@ int main(void) {
         if (!tfc_sgemm_force_isa(isas[s])) continue;
         const int64_t mr = s == 1 ? 12 : tile_rows[s];
         bool ok = true;
+        /* the MLP's products (m = 128: 9 x 14 + 2 with the AVX-512 tiles), A read in place */
+        ok = same_rows(isas[s], false, false, 128, 140, 128, 784, true, NULL) &&
+             same_rows(isas[s], true, false, 128, 140, 10, 128, false, NULL) &&
+             same_rows(isas[s], false, true, 128, 140, 128, 10, false, NULL) &&
+             same_rows(isas[s], false, false, 128, 140, 10, 128, false, NULL);
         for (int64_t t = 1; t < mr && ok; t++) {
             const int64_t mbig = 3 * mr, m = 2 * mr + t; /* two whole tiles, then a tail of t rows */
             static const int64_t ns[] = {1, 7, 16, 33, 1600}, ks[] = {1, 10, 131};
