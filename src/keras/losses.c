@@ -130,8 +130,20 @@ static tfc_tensor *clip(tfc_ctx *ctx, tfc_tensor *x, double lo, double hi, tfc_s
     tfc_tensor *a = kc(ctx, dt, lo, st), *b = kc(ctx, dt, hi, st);
     return a && b ? tfc_emit(ctx, "ClipByValue", (tfc_tensor *[]){x, a, b}, 3, NULL, 0, st) : NULL;
 }
+/* Reshape, or x itself when the result would have x's shape (the cross-entropies flatten labels and logits
+ * that are usually flat already): the same values and gradient without a Reshape op (and its Shape + Reshape
+ * on the tape). A -1 stands for x's own dim when every other dim matches x's and x is not empty (an empty x
+ * leaves the -1 to Reshape, which rejects it). */
 static tfc_tensor *reshape(tfc_ctx *ctx, tfc_tensor *x, const int64_t *dims, int rank, tfc_status *st) {
-    return x ? tfc_reshape(ctx, x, dims, rank, st) : NULL;
+    if (!x) return NULL;
+    bool same = rank == tfc_tensor_rank(x);
+    int unknown = 0;
+    for (int i = 0; same && i < rank; i++) {
+        if (dims[i] == -1) unknown++;
+        else same = dims[i] == tfc_tensor_dim(x, i);
+    }
+    if (same && (unknown == 0 || (unknown == 1 && tfc_tensor_num_elements(x) > 0))) return x;
+    return tfc_reshape(ctx, x, dims, rank, st);
 }
 static tfc_tensor *squeeze_last(tfc_ctx *ctx, tfc_tensor *x, tfc_status *st) {
     int64_t ax = -1;
@@ -206,7 +218,8 @@ static tfc_tensor *sparse_ce(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *yt, tf
         return NULL;
     }
     int64_t classes = ps->dims[ps->rank - 1];
-    tfc_tensor *labels = cast(ctx, yt, TFC_INT64, st);
+    /* Keras casts the labels to int64; int32 labels go to the op as they are (it takes both, same values) */
+    tfc_tensor *labels = tfc_tensor_dtype(yt) == TFC_INT32 ? yt : cast(ctx, yt, TFC_INT64, st);
     if (!labels) return NULL;
     int64_t rows = classes > 0 ? tfc_tensor_num_elements(yp) / classes : 0;
     if (tfc_tensor_num_elements(labels) != rows) {
@@ -214,14 +227,17 @@ static tfc_tensor *sparse_ce(const tfc_loss *l, tfc_ctx *ctx, tfc_tensor *yt, tf
              TFC_KSHP(tfc_tensor_shape(yt)), TFC_KSHP(ps), (long long)rows);
         return NULL;
     }
-    const int64_t *lv = tfc_tensor_data(labels);
-    for (int64_t i = 0; lv && i < rows; i++)
-        if (lv[i] < 0 || lv[i] >= classes) {
+    const void *lp = tfc_tensor_data(labels);
+    const bool i32 = tfc_tensor_dtype(labels) == TFC_INT32;
+    for (int64_t i = 0; lp && i < rows; i++) {
+        const int64_t lv = i32 ? ((const int32_t *)lp)[i] : ((const int64_t *)lp)[i];
+        if (lv < 0 || lv >= classes) {
             fail(l, st, "Received a label value of %lld which is outside the valid range of [0, %lld). Label values: %s",
-                 (long long)lv[i], (long long)classes,
+                 (long long)lv, (long long)classes,
                  tfc_tensor_str(labels, (char[96]){0}, 96, 12));
             return NULL;
         }
+    }
     tfc_tensor *logits = yp;
     if (!l->from_logits) logits = OP1("Log", clip(ctx, yp, EPS, 1.0 - EPS, st));
     int64_t flat = -1, flat2[2] = {-1, classes};

@@ -212,7 +212,7 @@ def loss_case(name, rng):
         y_true = np.eye(classes, dtype=np.float32)[rng.integers(0, classes, size=shape[:-1])]
         y_pred = random_array(rng, shape, "float32", -3, 3) if logits else random_array(rng, shape, "float32", 0.05, 1)
     elif name == "SparseCategoricalCrossentropy":
-        y_true = rng.integers(0, classes, size=shape[:-1]).astype(np.int64 if rng.random() < 0.5 else np.float32)
+        y_true = rng.integers(0, classes, size=shape[:-1]).astype([np.int64, np.int32, np.float32][int(rng.integers(0, 3))])
         y_pred = random_array(rng, shape, "float32", -3, 3) if logits else random_array(rng, shape, "float32", 0.05, 1)
         if not logits:
             y_pred = (y_pred / y_pred.sum(-1, keepdims=True)).astype(np.float32)
