@@ -194,7 +194,11 @@ int main(void) {
     dense_case("leaky_relu", 16, (const int64_t[]){3, 8}, 2, true, true);
     dense_case("linear", 7, (const int64_t[]){2, 3, 5}, 3, true, true);
     dense_case("relu", 6, (const int64_t[]){2, 4, 5}, 3, true, true);
-    dense_case("softmax", 10, (const int64_t[]){8, 30}, 2, true, false);
+    /* other activations: the bias in the product's epilogue, then the activation op (training too) */
+    dense_case("softmax", 10, (const int64_t[]){8, 30}, 2, true, true);
+    dense_case("softmax", 10, (const int64_t[]){128, 128}, 2, true, true);
+    dense_case("tanh", 17, (const int64_t[]){1, 9}, 2, true, true);
+    dense_case("sigmoid", 5, (const int64_t[]){2, 3, 7}, 3, true, true);
     dense_case("relu", 10, (const int64_t[]){8, 30}, 2, false, false);
 
     REQUIRE(tfc_kernel_register("_FusedConv2D", "CPU", orig_conv, &st) &&

@@ -76,9 +76,10 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
     const char *fused = d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
                             ? tfc_activation_fused_op(d->activation)
                             : NULL;
-    /* inference with another activation (softmax): the bias in the product's epilogue all the same, then the
-     * activation (one op fewer per call; training keeps MatMul + BiasAdd, whose gradients it was tuned on) */
-    const bool bias_only = !fused && !training && d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT;
+    /* another activation (softmax): the bias in the product's epilogue all the same, then the activation (one
+     * op fewer per call; in training the fused op's gradient is BiasAddGrad and MatMul's two products, as for
+     * MatMul + BiasAdd) */
+    const bool bias_only = !fused && d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT;
     if (bias_only) fused = "";
     tfc_tensor *b = NULL;
     tfc_attr at[4];
