@@ -318,9 +318,26 @@ bool tfc_kernel_register(const char *op_name, const char *device, tfc_kernel_fn 
     return op ? true : tfc_status_set(st, TFC_NOT_FOUND, "kernel_register: op %s is not registered", op_name);
 }
 
+/* A front cache keyed by the address of the name: callers pass string literals ("MatMul"), so the same
+ * addresses come back every training step, and a slot found by the address replaces hashing the name byte
+ * by byte. A hit is confirmed by comparing the names (an address reused for another string, a buffer, is a
+ * miss). Slots hold one op pointer each, loaded and stored atomically by any thread; ops are never freed. */
+#define FRONT_SLOTS 512
+static tfc_op *front[FRONT_SLOTS];
+
+static uint32_t front_slot(const char *name) {
+    uintptr_t u = (uintptr_t)name;
+    return (uint32_t)((u ^ (u >> 9) ^ (u >> 18)) & (FRONT_SLOTS - 1));
+}
+
 const tfc_op *tfc_op_lookup(const char *name) {
     tfc_registry_init();
-    return find_hashed(name); /* lock-free: see by_name */
+    const uint32_t f = front_slot(name);
+    tfc_op *op = __atomic_load_n(&front[f], __ATOMIC_ACQUIRE);
+    if (op && !strcmp(op->def->name, name)) return op;
+    op = find_hashed(name); /* lock-free: see by_name */
+    if (op) __atomic_store_n(&front[f], op, __ATOMIC_RELEASE);
+    return op;
 }
 
 const tfc_op_def *tfc_op_get_def(const tfc_op *op) { return op->def; }

@@ -146,6 +146,16 @@ static void test_registry_index(void) {
         snprintf(near, sizeof near, "%.*s", (int)strlen(name) - 1, name);
         CHECK(tfc_op_lookup(near) != op);
     }
+    /* one buffer holding each name in turn: the lookup follows the contents, not the address */
+    char buf[128];
+    for (int i = 0; i < n; i++) {
+        const tfc_op *op = tfc_op_at(i);
+        snprintf(buf, sizeof buf, "%s", tfc_op_get_def(op)->name);
+        CHECK(tfc_op_lookup(buf) == op);
+        CHECK(tfc_op_lookup(buf) == op);
+        buf[0] ^= 0x20; /* the other case: no op */
+        CHECK(tfc_op_lookup(buf) == NULL || tfc_op_lookup(buf) != op);
+    }
     CHECK(tfc_op_lookup("") == NULL);
     CHECK(tfc_op_lookup("conv2d") == NULL);
     CHECK(tfc_op_lookup("TfcIndexTestOp") == NULL);
