@@ -5,6 +5,7 @@
  * decays the variable (var -= var * weight_decay * lr, done by the base before the step). Slots: legacy Adam
  * creates "m" for every variable, then "v", then "vhat"; the new family alternates m and v per variable. */
 #include <math.h>
+#include <string.h>
 
 #include "keras/optimizer_internal.h"
 
@@ -20,24 +21,43 @@ static bool adam_slots(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars
     return !o->amsgrad || tfc_opt_add_slot(o, ctx, vars, n, 2, "vhat", 0, st);
 }
 
-static bool adam_apply(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *grad, tfc_variable *var, tfc_opt_slots *s,
-                       const tfc_opt_step *p, tfc_status *st) {
+/* The op's scalar inputs beta_1_power, beta_2_power, lr, beta_1, beta_2, epsilon: the same for every variable
+ * of a dtype in a step, so made once and kept by the optimizer (o->consts) while the step, dtype and
+ * hyper-parameters they come from stay the same (every variable of a step, not the next step). */
+static bool adam_consts(tfc_optimizer *o, const tfc_opt_step *p, tfc_status *st) {
     tfc_dtype dt = p->dt;
     double t = tfc_opt_in(dt, (double)(p->iterations + 1));
     double b1 = tfc_opt_hyper(o, dt, o->beta_1), b2 = tfc_opt_hyper(o, dt, o->beta_2);
-    double b1p = tfc_opt_in(dt, pow(b1, t)), b2p = tfc_opt_in(dt, pow(b2, t));
+    const double key[6] = {t, p->lr, b1, b2, o->epsilon, 0};
+    if (o->consts[0] && o->consts_dt == dt && !memcmp(key, o->consts_key, sizeof key)) return true;
+    const double v[6] = {tfc_opt_in(dt, pow(b1, t)), tfc_opt_in(dt, pow(b2, t)), p->lr, b1, b2, o->epsilon};
+    for (int i = 0; i < 6; i++) {
+        tfc_tensor_unref(o->consts[i]);
+        o->consts[i] = NULL;
+    }
+    for (int i = 0; i < 6; i++)
+        if (!(o->consts[i] = tfc_scalar(dt, v[i], st))) {
+            for (int j = 0; j < i; j++) {
+                tfc_tensor_unref(o->consts[j]);
+                o->consts[j] = NULL;
+            }
+            return false;
+        }
+    o->consts_dt = dt;
+    memcpy(o->consts_key, key, sizeof key);
+    return true;
+}
+
+static bool adam_apply(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *grad, tfc_variable *var, tfc_opt_slots *s,
+                       const tfc_opt_step *p, tfc_status *st) {
+    if (!adam_consts(o, p, st)) return false;
     tfc_tensor *in[11];
     int n = 0;
     in[n++] = tfc_variable_handle(var);
     in[n++] = tfc_variable_handle(s->slot[0]);
     in[n++] = tfc_variable_handle(s->slot[1]);
     if (o->amsgrad) in[n++] = tfc_variable_handle(s->slot[2]);
-    in[n++] = tfc_opt_scalar(ctx, dt, b1p, st);
-    in[n++] = tfc_opt_scalar(ctx, dt, b2p, st);
-    in[n++] = tfc_opt_scalar(ctx, dt, p->lr, st);
-    in[n++] = tfc_opt_scalar(ctx, dt, b1, st);
-    in[n++] = tfc_opt_scalar(ctx, dt, b2, st);
-    in[n++] = tfc_opt_scalar(ctx, dt, o->epsilon, st);
+    for (int i = 0; i < 6; i++) in[n++] = o->consts[i];
     in[n++] = grad;
     return o->amsgrad ? tfc_opt_run(ctx, "ResourceApplyAdamWithAmsgrad", in, n, NULL, 0, st)
                       : tfc_opt_run(ctx, "ResourceApplyAdam", in, n, NULL, 0, st);

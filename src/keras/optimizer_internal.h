@@ -59,6 +59,11 @@ struct tfc_optimizer {
     int n_prep;
     tfc_dtype prep_dt[4];
     double prep[4][8];
+    /* scalar inputs a class made for this step's ops (Adam: beta powers, lr, betas, epsilon), shared by the
+     * variables of dtype consts_dt while consts_key (what they were made from) holds; owned (NULL: none) */
+    tfc_tensor *consts[6];
+    tfc_dtype consts_dt;
+    double consts_key[6];
 };
 
 /* The prepared coefficients of dtype dt for this step (a new zeroed row when add; NULL if none / full). */

@@ -45,6 +45,7 @@ void tfc_optimizer_free(tfc_optimizer *o) {
         for (int k = 0; k < TFC_OPT_MAX_SLOTS; k++) tfc_variable_free(o->slots[i].slot[k]);
     tfc_variable_free(o->iterations);
     tfc_variable_free(o->extra);
+    for (int i = 0; i < 6; i++) tfc_tensor_unref(o->consts[i]);
     tfc_free(o->slots);
     tfc_free(o->weights);
     tfc_lr_schedule_free(o->schedule);

@@ -390,6 +390,62 @@ static void test_one_step(void) {
     for (int i = 0; i < 2; i++) CHECK_NEAR(out[i], w0[i] - 0.1 * g[i], 1e-6);
 }
 
+/* Adam's scalar inputs are made once per step and dtype and shared by the variables: float32 and float64
+ * variables updated together, in one order and the other, for three steps, end as each does alone. */
+static tfc_tensor *typed(tfc_dtype dt, const double *v, int64_t n) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *t = tfc_tensor_new(dt, &n, 1, &st);
+    REQUIRE(t);
+    for (int64_t i = 0; i < n; i++) tfc_dtype_set_f64(dt, tfc_tensor_mutable_data(t), i, v[i]);
+    return t;
+}
+
+static void adam_mixed_run(bool amsgrad, const int *order, int n, double out[3][3]) {
+    tfc_status st = TFC_STATUS_INIT;
+    static const tfc_dtype dts[3] = {TFC_FLOAT, TFC_DOUBLE, TFC_FLOAT};
+    tfc_optimizer *o = tfc_optimizers_adam(.learning_rate = 0.05, .amsgrad = amsgrad);
+    REQUIRE(o);
+    tfc_variable *v[3];
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        tfc_tensor *t = typed(dts[i], (double[]){1 + i, -2, 0.5 * i}, 3);
+        char name[8];
+        snprintf(name, sizeof name, "v%d:0", i);
+        REQUIRE((v[k] = tfc_variable_new(ctx, t, true, name, &st)));
+        tfc_tensor_unref(t);
+    }
+    for (int step = 0; step < 3; step++) {
+        tfc_tensor *g[3];
+        for (int k = 0; k < n; k++) {
+            int i = order[k];
+            g[k] = typed(dts[i], (double[]){0.1 * (step + 1) + i, -0.3 * i, step % 2 ? 0.7 : -0.2}, 3);
+        }
+        CHECK(tfc_optimizer_apply_gradients(o, ctx, g, v, n, &st));
+        CHECK_OK(&st);
+        for (int k = 0; k < n; k++) tfc_tensor_unref(g[k]);
+    }
+    for (int k = 0; k < n; k++) {
+        for (int j = 0; j < 3; j++) out[order[k]][j] = vv(v[k], j);
+        tfc_variable_free(v[k]);
+    }
+    tfc_optimizer_free(o);
+}
+
+static void test_adam_shared_consts(void) {
+    for (int ams = 0; ams < 2; ams++) {
+        double together[3][3], reversed[3][3], alone[3][3];
+        adam_mixed_run(ams, (const int[]){0, 1, 2}, 3, together);
+        adam_mixed_run(ams, (const int[]){2, 1, 0}, 3, reversed);
+        for (int i = 0; i < 3; i++) adam_mixed_run(ams, (const int[]){i}, 1, alone);
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++) {
+                CHECK(together[i][j] == alone[i][j]);
+                CHECK(reversed[i][j] == alone[i][j]);
+            }
+        CHECK(together[0][0] != 1.0 && together[1][0] != 2.0); /* the steps moved them */
+    }
+}
+
 static void test_schedules(void) {
     tfc_lr_schedule *e = tfc_schedules_exponential_decay(.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5);
     CHECK_NEAR(tfc_lr_schedule_value(e, 0), 0.1, 1e-7);
@@ -689,8 +745,8 @@ int main(void) {
     REQUIRE(ctx);
     tfc_log_set_min_level(TFC_LOG_ERROR); /* the skipped-gradient warning */
     int64_t live = tfc_tensor_live_count();
-    void (*tests[])(void) = {test_tf_keras_refs, test_one_step, test_schedules, test_hooks_and_clipping,
-                             test_minimize_and_slots, test_configs};
+    void (*tests[])(void) = {test_tf_keras_refs, test_one_step,          test_adam_shared_consts, test_schedules,
+                             test_hooks_and_clipping, test_minimize_and_slots, test_configs};
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         int64_t before = tfc_tensor_live_count();
         tests[i]();
