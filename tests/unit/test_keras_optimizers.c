@@ -446,6 +446,36 @@ static void test_adam_shared_consts(void) {
     }
 }
 
+/* ResourceApplyAdam runs with denormals flushed to zero, as TensorFlow's pool threads (FTZ/DAZ): a denormal m
+ * with a zero gradient becomes 0 (not 0.9 m), a normal one is updated as usual; the caller's floating-point
+ * mode is as before (a denormal product stays denormal). */
+static void test_adam_flushes_denormals(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_variable *var = var_f32("w:0", (double[]){1, 2}, (int64_t[]){2}, 1);
+    tfc_variable *m = var_f32("m:0", (double[]){3e-39, 1e-3}, (int64_t[]){2}, 1);
+    tfc_variable *v = var_f32("v:0", (double[]){1e-6, 1e-6}, (int64_t[]){2}, 1);
+    CHECK(vv(m, 0) > 0 && vv(m, 0) < 1.17549435e-38); /* stored denormal */
+    tfc_tensor *g = f32((double[]){0, 0}, (int64_t[]){2}, 1);
+    tfc_tensor *in[10] = {tfc_variable_handle(var), tfc_variable_handle(m), tfc_variable_handle(v),
+                          tfc_scalar(TFC_FLOAT, 0.9, &st), tfc_scalar(TFC_FLOAT, 0.999, &st),
+                          tfc_scalar(TFC_FLOAT, 0.001, &st), tfc_scalar(TFC_FLOAT, 0.9, &st),
+                          tfc_scalar(TFC_FLOAT, 0.999, &st), tfc_scalar(TFC_FLOAT, 1e-7, &st), g};
+    tfc_tensor *out[1];
+    CHECK(tfc_execute(ctx, "ResourceApplyAdam", in, 10, NULL, 0, out, 0, &st) == 0);
+    CHECK_OK(&st);
+    CHECK(vv(m, 0) == 0.0);
+    CHECK_NEAR(vv(m, 1), 0.9e-3, 1e-9);
+    volatile float tiny = 3e-39f, half = 0.5f;
+    CHECK(tiny * half > 0.0f); /* no FTZ left behind */
+    for (int i = 3; i < 9; i++) tfc_tensor_unref(in[i]);
+    tfc_tensor_unref(g);
+    tfc_variable_free(var);
+    tfc_variable_free(m);
+    tfc_variable_free(v);
+    tfc_scope_end(ctx);
+}
+
 static void test_schedules(void) {
     tfc_lr_schedule *e = tfc_schedules_exponential_decay(.initial_learning_rate = 0.1, .decay_steps = 10, .decay_rate = 0.5);
     CHECK_NEAR(tfc_lr_schedule_value(e, 0), 0.1, 1e-7);
@@ -745,8 +775,9 @@ int main(void) {
     REQUIRE(ctx);
     tfc_log_set_min_level(TFC_LOG_ERROR); /* the skipped-gradient warning */
     int64_t live = tfc_tensor_live_count();
-    void (*tests[])(void) = {test_tf_keras_refs, test_one_step,          test_adam_shared_consts, test_schedules,
-                             test_hooks_and_clipping, test_minimize_and_slots, test_configs};
+    void (*tests[])(void) = {test_tf_keras_refs,      test_one_step,           test_adam_shared_consts,
+                             test_adam_flushes_denormals, test_schedules,      test_hooks_and_clipping,
+                             test_minimize_and_slots, test_configs};
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         int64_t before = tfc_tensor_live_count();
         tests[i]();
