@@ -398,28 +398,22 @@ static inline __attribute__((always_inline)) void argmax_pass_s(const ws_job *j,
     if (db) db[o0] += (double)bsum;
 }
 
-TFC_SIMD_CLONES static void block_argmax_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,
-                                                double *db) {
-    const int64_t CO = j->co, cv = CO / WVL * WVL;
-    for (int64_t ci = 0; ci < j->c; ci++) {
-        float *a = acc + ci * PTS * CO;
-        int64_t o = 0;
-        for (; o < cv; o += WVL) argmax_pass_v(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
-        for (; o < CO; o++) argmax_pass_s(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
+/* block_passes in pool mode (dz from the conv output) or routing-byte mode (dz from the windows' bytes); the
+ * bias sums (into db, the unit's) with the first input channel's passes */
+#define DZ_BLOCK_PASSES(name, pass_dz_v, pass_dz_s)                                                               \
+    TFC_SIMD_CLONES static void name(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,          \
+                                     double *db) {                                                                \
+        const int64_t CO = j->co, cv = CO / WVL * WVL;                                                            \
+        for (int64_t ci = 0; ci < j->c; ci++) {                                                                   \
+            float *a = acc + ci * PTS * CO;                                                                       \
+            int64_t o = 0;                                                                                        \
+            for (; o < cv; o += WVL) pass_dz_v(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);                  \
+            for (; o < CO; o++) pass_dz_s(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);                       \
+        }                                                                                                         \
     }
-}
-
-/* block_passes in pool mode; the bias sums (into db, the unit's) with the first input channel's passes */
-TFC_SIMD_CLONES static void block_pool_passes(const ws_job *j, int64_t r0, int64_t r1, const float *v, float *acc,
-                                              double *db) {
-    const int64_t CO = j->co, cv = CO / WVL * WVL;
-    for (int64_t ci = 0; ci < j->c; ci++) {
-        float *a = acc + ci * PTS * CO;
-        int64_t o = 0;
-        for (; o < cv; o += WVL) pool_pass_v(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
-        for (; o < CO; o++) pool_pass_s(j, r0, r1, v, ci, o, a + o, ci == 0 ? db : NULL);
-    }
-}
+DZ_BLOCK_PASSES(block_pool_passes, pool_pass_v, pool_pass_s)
+DZ_BLOCK_PASSES(block_argmax_passes, argmax_pass_v, argmax_pass_s)
+#undef DZ_BLOCK_PASSES
 
 static void units_run(void *arg, int64_t b, int64_t e) {
     const ws_job *j = arg;
