@@ -93,6 +93,10 @@ static void op_cases(int threads) {
     op_case(ctx, (const int64_t[]){1, 19, 17, 20}, (const int64_t[]){3, 3, 20, 18}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){5, 17, 19, 20}, (const int64_t[]){3, 3, 20, 18}, 1, "VALID", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){1, 16, 16, 8}, (const int64_t[]){3, 3, 8, 16}, 1, "VALID", 1, "Relu", 4, 4, "VALID");
+    /* 1x1 filters (the pointwise GEMM, whose col matrix is the input only for an untrimmed output) */
+    op_case(ctx, (const int64_t[]){1, 10, 11, 1}, (const int64_t[]){1, 1, 1, 1}, 1, "VALID", 1, NULL, 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){3, 11, 12, 4}, (const int64_t[]){1, 1, 4, 8}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
+    op_case(ctx, (const int64_t[]){4, 9, 10, 3}, (const int64_t[]){1, 1, 3, 5}, 1, "VALID", 1, "Relu", 3, 2, "VALID");
     /* few images with much work each: on several threads, the convolution over the whole batch */
     op_case(ctx, (const int64_t[]){1, 40, 40, 16}, (const int64_t[]){3, 3, 16, 32}, 1, "SAME", 1, "Relu", 2, 2, "VALID");
     op_case(ctx, (const int64_t[]){2, 36, 34, 8}, (const int64_t[]){5, 5, 8, 24}, 1, "VALID", 1, "Relu", 2, 2, "SAME");

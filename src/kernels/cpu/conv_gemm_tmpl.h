@@ -128,9 +128,11 @@ TFC_SIMD_CLONES static void FN(col2im_rows)(void *arg, int64_t b, int64_t e) {
 }
 
 /* Cases where the col matrix is the input itself. */
+/* (The output must cover the whole input: _TfcFusedConv2DMaxPool asks for only the rows and columns its pool
+ * reads, a smaller output of the same input.) */
 static bool FN(is_pointwise)(const tfc_conv_geom *g) { /* 1x1, stride 1, no padding: col = x */
     return g->batch * g->out_h * g->out_w <= INT_MAX && g->k_h == 1 && g->k_w == 1 && g->stride_h == 1 && g->stride_w == 1 && g->groups == 1 &&
-           !g->pad_top && !g->pad_left && !g->pad_bottom && !g->pad_right;
+           !g->pad_top && !g->pad_left && !g->pad_bottom && !g->pad_right && g->out_h == g->in_h && g->out_w == g->in_w;
 }
 static bool FN(is_full)(const tfc_conv_geom *g) { /* filter covers the unpadded input: one pixel per image */
     return g->batch <= INT_MAX && g->k_h == g->in_h && g->k_w == g->in_w && g->out_h == 1 && g->out_w == 1 && g->groups == 1 &&
