@@ -659,7 +659,9 @@ static void test_initializers(void) {
     double mn = 10;
     mx = 0;
     for (int i = 0; i < 20000; i++) mn = fmin(mn, at(t, i)), mx = fmax(mx, at(t, i));
-    CHECK(mn >= 2 && mx < 3 && mn < 2.01 && mx > 2.99);
+    /* (maxval itself can come out, as in TensorFlow: the largest uniform draw 1 - 2^-23, times 1, plus 2, rounds
+     * to 3 in float32; about once in 2^23 draws) */
+    CHECK(mn >= 2 && mx <= 3 && mn < 2.01 && mx > 2.99);
     tfc_tensor_unref(t);
     /* orthogonal: Q^T Q = I for tall, Q Q^T = I for wide (gain 1) */
     for (int wide = 0; wide < 2; wide++) {
