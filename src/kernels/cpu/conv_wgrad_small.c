@@ -516,36 +516,38 @@ bool tfc_conv2d_wgrad_small_f32(tfc_threadpool *pool, const tfc_conv_geom *g, co
     return ws_run(pool, &j, NULL, st);
 }
 
+/* The pool modes' geometry: a 2x2 pool of stride 2 without top or left padding over the whole conv output */
+static bool pool_2x2_over(const tfc_conv_geom *g, const tfc_conv_geom *pg) {
+    return pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 && pg->pad_top == 0 &&
+           pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w;
+}
+
 bool tfc_conv_wgrad_small_pool_ok(const tfc_conv_geom *g, const tfc_conv_geom *pg) {
-    return tfc_conv_wgrad_small_ok(g) && pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 &&
-           pg->pad_top == 0 && pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w &&
-           pg->in_c == g->out_c && pg->batch == g->batch;
+    return tfc_conv_wgrad_small_ok(g) && pool_2x2_over(g, pg) && pg->in_c == g->out_c && pg->batch == g->batch;
+}
+
+/* Pool mode (dz from the conv output y) when amax is NULL, else routing-byte mode (dz from amax) */
+static bool pool_modes_run(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg, const float *x,
+                           const float *y, const uint8_t *amax, const float *dp, float *df, float *db,
+                           tfc_status *st) {
+    if (!geom_ok(g, st)) return false;
+    if (!pool_2x2_over(g, pg))
+        return tfc_status_set(st, TFC_UNIMPLEMENTED,
+                              "the fused filter gradient needs a 2x2 pool of stride 2 without top or left padding");
+    ws_job j = {.x = x, .dy = y, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
+                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp,
+                .pool_oh = pg->out_h, .pool_ow = pg->out_w, .amax = amax};
+    return ws_run(pool, &j, db, st);
 }
 
 bool tfc_conv2d_wgrad_small_pool_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
                                      const float *x, const float *y, const float *dp, float *df, float *db,
                                      tfc_status *st) {
-    if (!geom_ok(g, st)) return false;
-    if (!(pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 && pg->pad_top == 0 &&
-          pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w))
-        return tfc_status_set(st, TFC_UNIMPLEMENTED,
-                              "the fused filter gradient needs a 2x2 pool of stride 2 without top or left padding");
-    ws_job j = {.x = x, .dy = y, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h,
-                .ow = g->out_w, .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp,
-                .pool_oh = pg->out_h, .pool_ow = pg->out_w};
-    return ws_run(pool, &j, db, st);
+    return pool_modes_run(pool, g, pg, x, y, NULL, dp, df, db, st);
 }
 
 bool tfc_conv2d_wgrad_small_argmax_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const tfc_conv_geom *pg,
                                        const float *x, const uint8_t *amax, const float *dp, float *df, float *db,
                                        tfc_status *st) {
-    if (!geom_ok(g, st)) return false;
-    if (!(pg->k_h == 2 && pg->k_w == 2 && pg->stride_h == 2 && pg->stride_w == 2 && pg->pad_top == 0 &&
-          pg->pad_left == 0 && pg->in_h == g->out_h && pg->in_w == g->out_w))
-        return tfc_status_set(st, TFC_UNIMPLEMENTED,
-                              "the fused filter gradient needs a 2x2 pool of stride 2 without top or left padding");
-    ws_job j = {.x = x, .n = g->batch, .h = g->in_h, .w = g->in_w, .c = g->in_c, .oh = g->out_h, .ow = g->out_w,
-                .co = g->out_c, .pt = g->pad_top, .pl = g->pad_left, .df = df, .dp = dp, .pool_oh = pg->out_h,
-                .pool_ow = pg->out_w, .amax = amax};
-    return ws_run(pool, &j, db, st);
+    return pool_modes_run(pool, g, pg, x, NULL, amax, dp, df, db, st);
 }
