@@ -146,15 +146,20 @@ static inline __attribute__((always_inline)) avi asel_i(avi m, avi x, avi y) { r
         for (int k_ = 0; k_ < 16; k_++) (OUT)[k_] = (uint8_t)code_[k_];                                       \
     } while (0)
 
-static inline __attribute__((always_inline)) uint8_t argmax_s(float a, float b, float e, float f) {
-    const bool m1 = a < b;
-    float best = m1 ? b : a;
-    const bool m2 = best < e;
-    best = m2 ? e : best;
-    const bool m3 = best < f;
-    best = m3 ? f : best;
-    return (uint8_t)((m3 ? 3 : m2 ? 2 : m1 ? 1 : 0) | (best > 0 ? TFC_POOL_ARGMAX_POS : 0));
-}
+/* One window's routing byte in scalars (float32 tails, and the float64 reference) */
+#define ARGMAX_S(name, T)                                                                                     \
+    static inline __attribute__((always_inline)) uint8_t name(T a, T b, T e, T f) {                           \
+        const bool m1 = a < b;                                                                                \
+        T best = m1 ? b : a;                                                                                  \
+        const bool m2 = best < e;                                                                             \
+        best = m2 ? e : best;                                                                                 \
+        const bool m3 = best < f;                                                                             \
+        best = m3 ? f : best;                                                                                 \
+        return (uint8_t)((m3 ? 3 : m2 ? 2 : m1 ? 1 : 0) | (best > 0 ? TFC_POOL_ARGMAX_POS : 0));              \
+    }
+ARGMAX_S(argmax_s, float)
+ARGMAX_S(argmax_s_f64, double)
+#undef ARGMAX_S
 
 /* float64 (the op tests' reference): the same comparisons in scalars */
 static void argmax_rows_f64(const tfc_conv_geom *pg, const double *src, uint8_t *dst, int64_t b, int64_t e) {
@@ -168,17 +173,8 @@ static void argmax_rows_f64(const tfc_conv_geom *pg, const double *src, uint8_t 
             const bool right = w0 + 1 < W;
             const double *pa = src + ((n * H + h0) * W + w0) * C, *pb = pa + C, *pe = pa + W * C, *pf = pe + C;
             uint8_t *out = dst + ((n * OH + oh) * OW + ow) * C;
-            for (int64_t c = 0; c < C; c++) {
-                const double a = pa[c], bb = right ? pb[c] : ninf, ee = two ? pe[c] : ninf,
-                             f = two && right ? pf[c] : ninf;
-                const bool m1 = a < bb;
-                double best = m1 ? bb : a;
-                const bool m2 = best < ee;
-                best = m2 ? ee : best;
-                const bool m3 = best < f;
-                best = m3 ? f : best;
-                out[c] = (uint8_t)((m3 ? 3 : m2 ? 2 : m1 ? 1 : 0) | (best > 0 ? TFC_POOL_ARGMAX_POS : 0));
-            }
+            for (int64_t c = 0; c < C; c++)
+                out[c] = argmax_s_f64(pa[c], right ? pb[c] : ninf, two ? pe[c] : ninf, two && right ? pf[c] : ninf);
         }
     }
 }
