@@ -24,6 +24,13 @@ static bool adam_slots(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars
 /* The op's scalar inputs beta_1_power, beta_2_power, lr, beta_1, beta_2, epsilon: the same for every variable
  * of a dtype in a step, so made once and kept by the optimizer (o->consts) while the step, dtype and
  * hyper-parameters they come from stay the same (every variable of a step, not the next step). */
+static void consts_clear(tfc_optimizer *o) {
+    for (int i = 0; i < 6; i++) {
+        tfc_tensor_unref(o->consts[i]);
+        o->consts[i] = NULL;
+    }
+}
+
 static bool adam_consts(tfc_optimizer *o, const tfc_opt_step *p, tfc_status *st) {
     tfc_dtype dt = p->dt;
     double t = tfc_opt_in(dt, (double)(p->iterations + 1));
@@ -31,16 +38,10 @@ static bool adam_consts(tfc_optimizer *o, const tfc_opt_step *p, tfc_status *st)
     const double key[6] = {t, p->lr, b1, b2, o->epsilon, 0};
     if (o->consts[0] && o->consts_dt == dt && !memcmp(key, o->consts_key, sizeof key)) return true;
     const double v[6] = {tfc_opt_in(dt, pow(b1, t)), tfc_opt_in(dt, pow(b2, t)), p->lr, b1, b2, o->epsilon};
-    for (int i = 0; i < 6; i++) {
-        tfc_tensor_unref(o->consts[i]);
-        o->consts[i] = NULL;
-    }
+    consts_clear(o);
     for (int i = 0; i < 6; i++)
         if (!(o->consts[i] = tfc_scalar(dt, v[i], st))) {
-            for (int j = 0; j < i; j++) {
-                tfc_tensor_unref(o->consts[j]);
-                o->consts[j] = NULL;
-            }
+            consts_clear(o);
             return false;
         }
     o->consts_dt = dt;
