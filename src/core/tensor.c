@@ -240,7 +240,7 @@ void *tfc_tensor_mutable_data(tfc_tensor *t) {
     if (!t->buf || atomic_load(&t->refcount) != 1 || atomic_load(&t->buf->refcount) != 1) return NULL;
     return t->data;
 }
-bool tfc_tensor_is_symbolic(const tfc_tensor *t) { return t->buf == NULL; }
+bool tfc_tensor_is_symbolic(const tfc_tensor *t) { return t->buf == NULL || t->node != NULL; }
 
 const char *tfc_tensor_string(const tfc_tensor *t, int64_t i, size_t *len) {
     if (t->dtype != TFC_STRING || !t->data || i < 0 || i >= t->num_elements) return NULL;

@@ -41,6 +41,13 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
         return -1;
     }
     if (ctx->trace) return ctx->trace_op(ctx, op, in, n_in, attrs, n_attrs, out, max_out, st);
+    for (int i = 0; i < n_in; i++)
+        if (in[i] && in[i]->node) {
+            tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                           "%s: input #%d is a symbolic tensor of a function graph, which cannot be used outside "
+                           "the function being traced", name, i);
+            return -1;
+        }
     tfc_attrs ra;
     tfc_shape out_shapes[TFC_MAX_IO];
     tfc_dtype out_dtypes[TFC_MAX_IO];

@@ -383,6 +383,44 @@ void tfc_flib_remove(tfc_flib *lib, tfc_gfunc *fn) {
         }
 }
 
+bool tfc_flib_is_referenced(const tfc_flib *lib, const char *name, const tfc_gfunc *except) {
+    for (int f = 0; lib && f < lib->n; f++) {
+        const tfc_gfunc *fn = lib->fns[f];
+        if (fn == except) continue;
+        for (int i = 0; i < fn->body->n_nodes; i++) {
+            const tfc_attrs *a = fn->body->nodes[i]->attrs;
+            for (int k = 0; a && k < a->n; k++) {
+                const tfc_attr *x = &a->a[k];
+                if (x->kind == TFC_ATTR_FUNC && !strcmp(x->v.s, name)) return true;
+                for (int j = 0; x->kind == TFC_ATTR_LIST_FUNC && j < x->n; j++)
+                    if (!strcmp(x->v.strs[j], name)) return true;
+            }
+        }
+    }
+    return false;
+}
+
+void tfc_flib_release(tfc_flib *lib, tfc_gfunc *fn) {
+    if (!lib || tfc_flib_is_referenced(lib, fn->name, fn)) return;
+    size_t len = strlen(fn->name);
+    char *name = tfc_strdup(fn->name);
+    if (!name) return; /* kept until the library is freed */
+    tfc_flib_remove(lib, fn);
+    /* its gradient functions (and theirs), as they become unreferenced */
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (int i = 0; i < lib->n && !progress; i++) {
+            tfc_gfunc *g = lib->fns[i];
+            if (!strncmp(g->name, name, len) && !strncmp(g->name + len, "_grad", 5) &&
+                !tfc_flib_is_referenced(lib, g->name, g)) {
+                tfc_flib_remove(lib, g);
+                progress = true;
+            }
+        }
+    }
+    tfc_free(name);
+}
+
 int tfc_gfunc_add_arg(tfc_gfunc *fn, const char *name, tfc_dtype dt, const tfc_shape *shape, tfc_status *st) {
     int *a = tfc_realloc(fn->arg_nodes, (size_t)(fn->n_args + 1) * sizeof *a);
     if (!a) {

@@ -135,6 +135,10 @@ tfc_gfunc *tfc_flib_find(const tfc_flib *lib, const char *name);
 tfc_gfunc *tfc_flib_add(tfc_flib *lib, const char *name, tfc_status *st);
 /* Removes and frees a function (a failed trace's); no-op when fn is not in lib. */
 void tfc_flib_remove(tfc_flib *lib, tfc_gfunc *fn);
+/* True when a node of some function of lib other than `except` has a function attr naming `name`. */
+bool tfc_flib_is_referenced(const tfc_flib *lib, const char *name, const tfc_gfunc *except);
+/* Removes fn and the gradient functions built for it ("<name>_grad...") when no other function calls them. */
+void tfc_flib_release(tfc_flib *lib, tfc_gfunc *fn);
 /* Adds argument `name` (a Placeholder node in the body). Returns the node id or -1. */
 int tfc_gfunc_add_arg(tfc_gfunc *fn, const char *name, tfc_dtype dt, const tfc_shape *shape, tfc_status *st);
 /* Sets the results (ports of the body; names may be NULL: "output_<i>"). Replaces earlier results. */

@@ -1,4 +1,4 @@
-/* Ops that exist for graphs (TensorFlow's Const, Placeholder, NoOp and the function-call ops). Their
+/* Ops that exist for graphs (TensorFlow's Const, Placeholder and NoOp; the function-call ops are in src/graph). Their
  * definitions serve the graph IR (src/graph) and GraphDef import/export; Const also runs eagerly. */
 #include "core/tensor_internal.h"
 #include "ops/op_util.h"
@@ -22,12 +22,6 @@ static bool placeholder_shape(tfc_shape_ctx *c, tfc_status *st) {
     return true;
 }
 
-/* Results of a call are as the called function's (set by whoever adds the node); unknown here. */
-static bool call_shape(tfc_shape_ctx *c, tfc_status *st) {
-    for (int i = 0; i < c->n_out; i++) c->out_shapes[i].rank = -1;
-    return true;
-}
-
 const tfc_op_def tfc_op_def_const = {
     .name = "Const", .inputs = "", .outputs = "output: dtype", .attrs = "value: tensor, dtype: type",
     .shape = const_shape, .not_differentiable = true,
@@ -38,18 +32,6 @@ const tfc_op_def tfc_op_def_placeholder = {
 };
 const tfc_op_def tfc_op_def_no_op = {.name = "NoOp", .inputs = "", .outputs = "", .attrs = "", .not_differentiable = true};
 
-#define CALL_ATTRS "Tin: list(type) >= 0, Tout: list(type) >= 0, f: func, config: string = '', " \
-                   "config_proto: string = '', executor_type: string = ''"
-const tfc_op_def tfc_op_def_partitioned_call = {
-    .name = "PartitionedCall", .inputs = "args: Tin", .outputs = "output: Tout", .attrs = CALL_ATTRS,
-    .shape = call_shape,
-};
-const tfc_op_def tfc_op_def_stateful_partitioned_call = {
-    .name = "StatefulPartitionedCall", .inputs = "args: Tin", .outputs = "output: Tout", .attrs = CALL_ATTRS,
-    .shape = call_shape, .stateful = true,
-};
-
 const tfc_op_def *const tfc_ops_graph[] = {
-    &tfc_op_def_const, &tfc_op_def_placeholder, &tfc_op_def_no_op, &tfc_op_def_partitioned_call,
-    &tfc_op_def_stateful_partitioned_call, NULL,
+    &tfc_op_def_const, &tfc_op_def_placeholder, &tfc_op_def_no_op, NULL,
 };

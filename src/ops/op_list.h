@@ -21,5 +21,6 @@
     TFC_OP_FAMILY(image) \
     TFC_OP_FAMILY(string) \
     TFC_OP_FAMILY(graph) \
+    TFC_OP_FAMILY(functional) \
 
 #endif

@@ -19,5 +19,6 @@
     TFC_KERNEL_FAMILY(image) \
     TFC_KERNEL_FAMILY(string) \
     TFC_KERNEL_FAMILY(graph) \
+    TFC_KERNEL_FAMILY(functional) \
 
 #endif
