@@ -32,6 +32,22 @@ const tfc_op_def tfc_op_def_placeholder = {
 };
 const tfc_op_def tfc_op_def_no_op = {.name = "NoOp", .inputs = "", .outputs = "", .attrs = "", .not_differentiable = true};
 
+/* BroadcastGradientArgs: two shape vectors -> the reduction indices of each input's gradient (dims the input lacks
+ * or has as 1 where the broadcast result does not). Lengths depend on the values: unknown here. */
+static bool bga_shape(tfc_shape_ctx *c, tfc_status *st) {
+    for (int i = 0; i < 2; i++)
+        if (c->in_shapes[i].rank >= 0 && c->in_shapes[i].rank != 1)
+            return TFC_OP_ERR(c, st, "s%d must be a vector, got shape %s", i, SHP(&c->in_shapes[i]));
+    tfc_shape v = {.rank = 1, .dims = {-1}};
+    tfc_set_out(c, 0, &v);
+    tfc_set_out(c, 1, &v);
+    return true;
+}
+const tfc_op_def tfc_op_def_broadcast_gradient_args = {
+    .name = "BroadcastGradientArgs", .inputs = "s0: T, s1: T", .outputs = "r0: T, r1: T",
+    .attrs = "T: {int32, int64} = int32", .shape = bga_shape, .not_differentiable = true,
+};
+
 const tfc_op_def *const tfc_ops_graph[] = {
-    &tfc_op_def_const, &tfc_op_def_placeholder, &tfc_op_def_no_op, NULL,
+    &tfc_op_def_const, &tfc_op_def_placeholder, &tfc_op_def_no_op, &tfc_op_def_broadcast_gradient_args, NULL,
 };

@@ -384,6 +384,56 @@ static void test_escape_and_warning(void) {
     tfc_scope_end(ctx);
 }
 
+/* Gradients inside a function traced with an unknown batch dim use symbolic shapes (Shape,
+ * BroadcastGradientArgs, Size): f(x [?,3], b [3]) = d/d(x, b) of mean(x * b + b) and sum over axis 0. */
+static int fn_grad_unknown(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user,
+                           tfc_status *st) {
+    tfc_tape *t = tfc_tape_new(c, false, false, st);
+    if (!t) return -1;
+    tfc_tape_watch(t, in[0]);
+    tfc_tape_watch(t, in[1]);
+    tfc_tensor *ax = tfc_vec_i32((int32_t[]){0, 1}, 2, st), *ax0 = tfc_scalar_i32(0, st);
+    tfc_scope_track(c, ax, st);
+    tfc_scope_track(c, ax0, st);
+    tfc_tensor *m = op2("Mul", in[0], in[1], st), *a = m ? op2("AddV2", m, in[1], st) : NULL;
+    tfc_tensor *s0 = a ? tfc_emit(c, "Sum", (tfc_tensor *[]){a, ax0}, 2, NULL, 0, st) : NULL;
+    tfc_tensor *sq = s0 ? op2("Mul", s0, s0, st) : NULL;
+    tfc_tensor *y = sq ? tfc_emit(c, "Mean", (tfc_tensor *[]){sq, ax0}, 2, NULL, 0, st) : NULL;
+    bool ok = y && tfc_tape_gradient(t, y, in, 2, NULL, 0, TFC_UNCONNECTED_ZERO, out, st);
+    tfc_tape_free(t);
+    return ok ? 2 : -1;
+}
+
+static void test_gradients_unknown_dims(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_tensor_spec sig[2] = {{TFC_FLOAT, {2, {-1, 3}}}, {TFC_FLOAT, {1, {3}}}};
+    tfc_function *f = tfc_function_new(ctx, fn_grad_unknown, NULL,
+                                       &(tfc_function_opts){.input_signature = sig, .n_input_signature = 2}, &st);
+    REQUIRE(f);
+    tfc_tensor *b = tfc_vec_f32((float[]){0.5f, -1.f, 2.f}, 3, &st), *out[2], *ref[2];
+    tfc_scope_track(ctx, b, &st);
+    for (int64_t r = 1; r <= 4; r += 3) {
+        tfc_tensor *x = mat(r, 3, 0.2f);
+        tfc_scope_track(ctx, x, &st);
+        CHECK(tfc_function_call(f, (tfc_tensor *[]){x, b}, 2, out, 2, &st) == 2);
+        CHECK_OK(&st);
+        CHECK(fn_grad_unknown(ctx, (tfc_tensor *[]){x, b}, 2, ref, 2, NULL, &st) == 2);
+        CHECK_OK(&st);
+        check_same(out[0], ref[0]);
+        check_same(out[1], ref[1]);
+    }
+    CHECK(tfc_function_tracing_count(f) == 1);
+    tfc_concrete_function *cf = tfc_function_get_concrete_function(f, NULL, 0, &st);
+    REQUIRE(cf);
+    tfc_gfunc *g = tfc_flib_find(ctx->flib, tfc_concrete_function_name(cf));
+    int bga = 0;
+    for (int i = 0; g && i < g->body->n_nodes; i++) bga += !strcmp(g->body->nodes[i]->op->def->name, "BroadcastGradientArgs");
+    CHECK(bga >= 1);
+    tfc_function_free(f);
+    tfc_scope_end(ctx);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
@@ -396,6 +446,7 @@ int main(void) {
     test_tape_inside_function();
     test_nested_function();
     test_escape_and_warning();
+    test_gradients_unknown_dims();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }
