@@ -407,6 +407,13 @@ static int fn_grad_unknown(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor 
 static void test_gradients_unknown_dims(void) {
     tfc_status st = TFC_STATUS_INIT;
     REQUIRE(tfc_scope_begin(ctx, &st));
+    /* BroadcastGradientArgs([2,3,1], [3,4]) = ([2], [0]) as TensorFlow's */
+    tfc_tensor *s0 = tfc_vec_i32((int32_t[]){2, 3, 1}, 3, &st), *s1 = tfc_vec_i32((int32_t[]){3, 4}, 2, &st), *r[2];
+    tfc_scope_track(ctx, s0, &st);
+    tfc_scope_track(ctx, s1, &st);
+    REQUIRE(tfc_execute(ctx, "BroadcastGradientArgs", (tfc_tensor *[]){s0, s1}, 2, NULL, 0, r, 2, &st) == 2);
+    CHECK(tfc_tensor_num_elements(r[0]) == 1 && at(r[0], 0) == 2);
+    CHECK(tfc_tensor_num_elements(r[1]) == 1 && at(r[1], 0) == 0);
     tfc_tensor_spec sig[2] = {{TFC_FLOAT, {2, {-1, 3}}}, {TFC_FLOAT, {1, {3}}}};
     tfc_function *f = tfc_function_new(ctx, fn_grad_unknown, NULL,
                                        &(tfc_function_opts){.input_signature = sig, .n_input_signature = 2}, &st);
