@@ -86,7 +86,6 @@ tfc_gfunc *tfc_gfunc_grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, const char *name, cons
                 og[n_tg++] = dys[i];
             }
         ok = tfc_tape_gradient_n(tape, tg, n_tg, og, src, n_src, NULL, 0, TFC_UNCONNECTED_NONE, dx, st);
-        tape = NULL; /* a non-persistent tape is spent; freed below */
     }
     for (int i = 0; i < n_src && ok; i++) {
         tfc_tensor *d = dx[i], *x = src[i]; /* dx[i] is owned by the trace's scope */
