@@ -29,6 +29,8 @@ TFC_API void tfc_ctx_set_seed(tfc_ctx *ctx, int64_t seed);
  * Scopes nest; without a scope the caller owns every returned tensor. */
 TFC_API bool tfc_scope_begin(tfc_ctx *ctx, tfc_status *st);
 TFC_API void tfc_scope_end(tfc_ctx *ctx);
+/* How many scopes are open (bindings use it: an op result inside a scope belongs to the scope). */
+TFC_API int tfc_scope_depth(const tfc_ctx *ctx);
 /* Takes t out of every scope: the caller now owns the reference the scope held. Returns t. */
 TFC_API tfc_tensor *tfc_keep(tfc_ctx *ctx, tfc_tensor *t);
 

@@ -20,6 +20,7 @@ from .ops import execute, op_info, op_names, raw_ops
 from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor
 from .variables import Variable
+from .function import Function, TensorSpec, cond, function, while_loop
 from . import keras  # tfc.keras: the Keras door (python/tfc/keras.py)
 
 bool = bool_  # tf.bool  # noqa: A001

@@ -112,6 +112,18 @@ _SIGS = {
     "tfc_variable_assign": (ctypes.c_bool, [_P, _P, _P, _PS]),
     "tfc_variable_assign_add": (ctypes.c_bool, [_P, _P, _P, _PS]),
     "tfc_variable_assign_sub": (ctypes.c_bool, [_P, _P, _P, _PS]),
+    "tfc_function_new": (_P, [_P, _P, _P, _P, _PS]),
+    "tfc_function_free": (None, [_P]),
+    "tfc_function_call": (ctypes.c_int, [_P, ctypes.POINTER(_P), ctypes.c_int, ctypes.POINTER(_P), ctypes.c_int, _PS]),
+    "tfc_function_tracing_count": (ctypes.c_int, [_P]),
+    "tfc_function_get_concrete_function": (_P, [_P, _P, ctypes.c_int, _PS]),
+    "tfc_concrete_function_num_nodes": (ctypes.c_int, [_P]),
+    "tfc_concrete_function_num_captures": (ctypes.c_int, [_P]),
+    "tfc_inside_function": (ctypes.c_bool, [_P]),
+    "tfc_scope_depth": (ctypes.c_int, [_P]),
+    "tfc_cond": (ctypes.c_int, [_P, _P, _P, _P, _P, ctypes.POINTER(_P), ctypes.c_int, ctypes.POINTER(_P), ctypes.c_int,
+                               _PS]),
+    "tfc_while_loop": (ctypes.c_int, [_P, _P, _P, _P, ctypes.POINTER(_P), ctypes.c_int, ctypes.POINTER(_P), _P, _PS]),
 }
 
 path = _find_library()
@@ -145,3 +157,11 @@ def raise_status(st):
 def check(st):
     if st.code != 0:
         raise_status(st)
+
+
+def owned(h):
+    """h, a tensor an op call returned: inside a scope (a traced function, a cond branch run from C) it belongs
+    to the scope, so the caller (a Tensor object) takes its own reference; otherwise it is already the caller's."""
+    if h and lib.tfc_scope_depth(ctx()) > 0:
+        lib.tfc_tensor_ref(h)
+    return h

@@ -287,7 +287,7 @@ def _run(info, flat, attrs):
     n = lib.tfc_execute_op(_lib.ctx(), info.handle, ins, n_in, c_attrs, n_attrs, outs, _lib.MAX_IO,
                            ctypes.byref(st))
     check(st)
-    return [Tensor(outs[i]) for i in range(n)]
+    return [Tensor(_lib.owned(outs[i])) for i in range(n)]
 
 
 def _get_info(op_name):

@@ -141,8 +141,8 @@ class GradientTape:
         lib.tfc_tape_gradient_n(self._t, c_targets, len(targets), c_og, c_ts, len(ts), c_vs, len(vs),
                                 1 if uc == "zero" else 0, c_out, ctypes.byref(st))
         check(st)
-        res_t = [Tensor(c_out[i]) if c_out[i] else None for i in range(len(ts))]
-        res_v = [Tensor(c_out[len(ts) + i]) if c_out[len(ts) + i] else None for i in range(len(vs))]
+        res_t = [Tensor(_lib.owned(c_out[i])) if c_out[i] else None for i in range(len(ts))]
+        res_v = [Tensor(_lib.owned(c_out[len(ts) + i])) if c_out[len(ts) + i] else None for i in range(len(vs))]
         it_t, it_v = iter(res_t), iter(res_v)
         flat = [next(it_t) if isinstance(s, Tensor) else next(it_v) for s in flat_src]
         if isinstance(sources, (list, tuple, dict)):

@@ -60,7 +60,7 @@ class Variable:
         st = Status()
         h = lib.tfc_variable_read(_lib.ctx(), self._v, ctypes.byref(st))
         check(st)
-        return Tensor(h)
+        return Tensor(_lib.owned(h))
 
     value = read_value
 

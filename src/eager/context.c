@@ -91,6 +91,8 @@ bool tfc_scope_end_keep(tfc_ctx *ctx, tfc_tensor *const *keep, int n, tfc_status
     return ok;
 }
 
+int tfc_scope_depth(const tfc_ctx *ctx) { return ctx->n_scopes; }
+
 void tfc_scope_end(tfc_ctx *ctx) { tfc_scope_end_keep(ctx, NULL, 0, NULL); }
 
 tfc_tensor *tfc_keep(tfc_ctx *ctx, tfc_tensor *t) {
