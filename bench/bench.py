@@ -41,6 +41,7 @@ TARGETS = [
     (r"train_mlp$", "tensorflow", 3.0),
     (r"infer_cnn_b256$", "onnxruntime", 1.0), (r"infer_cnn_b1$", "onnxruntime", 1.0),
     (r"eager_dispatch$", "tensorflow", 10.0),
+    (r"graph_dispatch$", "tensorflow", 20.0), (r"graph_dispatch$", "tfc_eager", 2.0),
     (r"peak_mem_train_cnn$", "tensorflow", 2.0),
     (r"data_pipeline$", "tensorflow", 1.5),
     (r"peak_mem_data_pipeline$", "tensorflow", 1.0),  # the pipeline's speed-up at no more memory
@@ -66,6 +67,7 @@ def workloads():
         ("infer_cnn_b1", "time", ["tensorflow", "torch", "onnxruntime"]),
         ("infer_cnn_b256", "rate", ["tensorflow", "torch", "onnxruntime"]),
         ("eager_dispatch", "rate", ["tensorflow", "torch"]),
+        ("graph_dispatch", "time", ["tensorflow", "tfc_eager"]),
         ("data_pipeline", "rate", ["tensorflow"]),
     ]
     return out
@@ -188,7 +190,7 @@ class Bench:
         if w is not None and w.alive():
             return w
         log = os.path.join(self.work, "logs", f"{side}_t{threads}.log")
-        if side in ("tfc", "openblas"):
+        if side in ("tfc", "openblas", "tfc_eager"):
             argv = [self.args.worker, "serve"] + self.common_flags(threads)
         else:
             argv = [sys.executable, os.path.join(HERE, "peers.py"), "serve", side] + self.common_flags(threads)
@@ -383,10 +385,10 @@ class Bench:
         todo = [w for w in workloads() if not only or only.search(w[0])]
         self.print_header()
         for threads in self.args.threads:
-            peers_needed = sorted({p for _, _, ps in todo for p in ps if p != "openblas"})
+            peers_needed = sorted({p for _, _, ps in todo for p in ps if p not in ("openblas", "tfc_eager")})
             started = False
             for name, kind, peers in todo:
-                if not started and any(p != "openblas" for p in peers):
+                if not started and any(p not in ("openblas", "tfc_eager") for p in peers):
                     self.start_peers(threads, peers_needed)
                     started = True
                 self.run_group(name, kind, peers, threads)

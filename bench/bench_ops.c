@@ -7,7 +7,9 @@
  *   conv2d_<pass>_<n>x<h>x<w>x<c>_<kh>x<kw>x<o>[_same]
  *                            pass fwd (Conv2D), bwd_input (Conv2DBackpropInput), bwd_filter
  *                            (Conv2DBackpropFilter); NHWC, stride 1, VALID unless _same.
- *   eager_dispatch           10,000 AddV2 on two 8x8 float32 tensors (one iteration = 10,000 ops). */
+ *   eager_dispatch           10,000 AddV2 on two 8x8 float32 tensors (one iteration = 10,000 ops).
+ *   graph_dispatch           one call of a traced function of 1,000 chained AddV2 on 8x8 float32 tensors
+ *                            (impl tfc: tfc_function_call; impl tfc_eager: the same 1,000 AddV2 run eagerly). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -200,11 +202,78 @@ static bench_case *eager_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
     return &e->base;
 }
 
+/* ---- graph dispatch: y = ((a + b) + b) + ... (1,000 AddV2), a traced function vs the same ops eagerly ---- */
+#define GRAPH_OPS 1000
+#pragma weak tfc_function_new
+#pragma weak tfc_function_call
+#pragma weak tfc_function_free
+
+typedef struct {
+    bench_case base;
+    tfc_ctx *ctx;
+    tfc_tensor *a, *b;
+    tfc_function *f;
+} graph_case;
+
+static int chain(tfc_ctx *ctx, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user,
+                 tfc_status *st) {
+    tfc_tensor *x = in[0];
+    for (int i = 0; i < GRAPH_OPS && x; i++) x = tfc_add(ctx, x, in[1], st);
+    out[0] = x;
+    return x ? 1 : -1;
+}
+
+static bool graph_run(bench_case *bc, int64_t iters, tfc_status *st) {
+    graph_case *g = (graph_case *)bc;
+    tfc_tensor *in[2] = {g->a, g->b}, *out[1];
+    for (int64_t i = 0; i < iters; i++) {
+        if (g->f) {
+            if (tfc_function_call(g->f, in, 2, out, 1, st) != 1) return false;
+            tfc_tensor_unref(out[0]);
+        } else {
+            if (!tfc_scope_begin(g->ctx, st)) return false;
+            int n = chain(g->ctx, in, 2, out, 1, NULL, st);
+            tfc_scope_end(g->ctx);
+            if (n != 1) return false;
+        }
+    }
+    return true;
+}
+
+static void graph_free(bench_case *bc) {
+    graph_case *g = (graph_case *)bc;
+    if (g->f) tfc_function_free(g->f);
+    tfc_tensor_unref(g->a);
+    tfc_tensor_unref(g->b);
+    tfc_free(g);
+}
+
+static bench_case *graph_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
+    const bool traced = !strcmp(impl, "tfc");
+    if (!traced && strcmp(impl, "tfc_eager"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "graph_dispatch: unknown impl '%s'", impl), NULL;
+    if (traced && !tfc_function_new)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "graph_dispatch: libtfc has no tfc_function_new"), NULL;
+    graph_case *g = tfc_calloc(1, sizeof *g);
+    if (!g) return tfc_status_oom(st, "graph", sizeof *g), NULL;
+    *g = (graph_case){.base = {graph_run, graph_free, 1, NAN}, .ctx = ctx};
+    int64_t d[2] = {8, 8};
+    g->a = bench_random_tensor(d, 2, 6, st);
+    g->b = g->a ? bench_random_tensor(d, 2, 7, st) : NULL;
+    if (g->b && traced) g->f = tfc_function_new(ctx, chain, NULL, &(tfc_function_opts){.name = "graph_dispatch"}, st);
+    if (!g->b || (traced && !g->f)) {
+        graph_free(&g->base);
+        return NULL;
+    }
+    return &g->base;
+}
+
 bench_case *bench_prep_ops(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                            tfc_status *st) {
     (void)cfg;
     if (!strncmp(workload, "gemm_", 5)) return gemm_prep(ctx, impl, workload, st);
     if (!strncmp(workload, "conv2d_", 7)) return conv_prep(ctx, impl, workload, st);
     if (!strcmp(workload, "eager_dispatch")) return eager_prep(ctx, impl, st);
+    if (!strcmp(workload, "graph_dispatch")) return graph_prep(ctx, impl, st);
     return NULL;
 }

@@ -135,6 +135,20 @@ class TensorFlowPeer:
                 for _ in range(iters * EAGER_OPS):
                     add(a, b)
             return Case(run, units=EAGER_OPS)
+        if workload == "graph_dispatch":
+            a, b = tf.constant(rand((8, 8), 6)), tf.constant(rand((8, 8), 7))
+
+            @tf.function
+            def chain(x, y):
+                for _ in range(1000):
+                    x = tf.raw_ops.AddV2(x=x, y=y)
+                return x
+            chain(a, b)
+
+            def run(iters):
+                for _ in range(iters):
+                    chain(a, b)
+            return Case(run, units=1)
         if workload == "data_pipeline":
             return self.data_pipeline()
         raise NotAvailable(f"tensorflow has no workload {workload}")
