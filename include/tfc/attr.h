@@ -28,6 +28,8 @@ typedef enum {
     TFC_ATTR_LIST_TYPE, /* v.types, n */
     TFC_ATTR_LIST_STRING, /* v.strs, n */
     TFC_ATTR_LIST_SHAPE, /* v.shapes, n (a shape of rank -1 is unknown) */
+    TFC_ATTR_FUNC,      /* v.s: the name of a function in the graph's library (TensorFlow's func attr) */
+    TFC_ATTR_LIST_FUNC, /* v.strs, n: function names (Case's branches) */
 } tfc_attr_kind;
 
 typedef struct tfc_attr {
@@ -57,6 +59,7 @@ typedef struct tfc_attr {
 #define TFC_ATTR_INTS(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_INT, .n = (cnt), .v.ints = (p)})
 #define TFC_ATTR_FLOATS(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_FLOAT, .n = (cnt), .v.floats = (p)})
 #define TFC_ATTR_SHAPES(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_LIST_SHAPE, .n = (cnt), .v.shapes = (p)})
+#define TFC_ATTR_FN(nm, x) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_FUNC, .v.s = (x)})
 #define TFC_ATTR_SHAPE_(nm, p, cnt) ((tfc_attr){.name = (nm), .kind = TFC_ATTR_SHAPE, .n = (cnt), .v.ints = (p)})
 
 /* Resolved attribute set of one op call: every attr of the op def present (defaults filled, type attrs

@@ -13,6 +13,8 @@
 #include "tfc/eager.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
+#include "tfc/graphdef.h"
+#include "tfc/npy.h"
 #include "tfc/keras.h"
 
 #endif

@@ -1,0 +1,11 @@
+/* The `tfc` command's subcommands, one file each (tools/tfc_<name>.c). */
+#ifndef TFC_TOOLS_H
+#define TFC_TOOLS_H
+
+#include <stdio.h>
+
+/* `tfc graph ...`: argv[0] is the action ("show"). Returns the process exit code. */
+int tfc_tool_graph(int argc, char **argv);
+void tfc_tool_graph_usage(FILE *f);
+
+#endif
