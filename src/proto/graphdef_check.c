@@ -22,17 +22,22 @@ typedef struct {
     size_t n_calls, cap_calls;
 } vctx;
 
-/* TensorFlow's node name syntax: [A-Za-z0-9.][A-Za-z0-9_>./\-]* */
-static bool valid_name(const char *s) {
+/* TensorFlow's node name syntax: [A-Za-z0-9.][A-Za-z0-9_>./\-]*; function and arg names may also start with
+ * '_' (__inference_f_12). */
+static bool valid_name_from(const char *s, bool lead_underscore) {
     if (!*s) return false;
     const unsigned char c0 = (unsigned char)*s;
-    if (!((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || (c0 >= '0' && c0 <= '9') || c0 == '.')) return false;
+    if (!((c0 >= 'A' && c0 <= 'Z') || (c0 >= 'a' && c0 <= 'z') || (c0 >= '0' && c0 <= '9') || c0 == '.' ||
+          (lead_underscore && c0 == '_')))
+        return false;
     for (const unsigned char *p = (const unsigned char *)s + 1; *p; p++)
         if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '>' ||
               *p == '.' || *p == '/' || *p == '\\' || *p == '-'))
             return false;
     return true;
 }
+static bool valid_name(const char *s) { return valid_name_from(s, false); }
+static bool valid_fn_name(const char *s) { return valid_name_from(s, true); }
 
 static bool add_call(vctx *v, const char *callee, tfc_status *st) {
     if (v->fn_index < 0) return true;
@@ -342,7 +347,7 @@ static bool check_signature(vctx *v, tfc_status *st) {
         for (size_t i = 0; i < na; i++) {
             const Tensorflow__OpDef__ArgDef *a = args[i];
             char b[32];
-            if (!valid_name(a->name))
+            if (!valid_fn_name(a->name))
                 return BAD("%s%s arg %zu has an invalid name '%s'", v->where, out ? "output" : "input", i, a->name);
             if (!out && tfc_name_map_put(&v->args, a->name, (int64_t)i) >= 0)
                 return BAD("%sinput arg '%s' appears twice", v->where, a->name);
@@ -515,7 +520,7 @@ static bool check_library(tfc_graphdef *g, tfc_status *st) {
     if (!lib) return true;
     for (size_t i = 0; i < lib->n_function; i++) {
         const Tensorflow__OpDef *s = lib->function[i]->signature;
-        if (!s || !valid_name(s->name))
+        if (!s || !valid_fn_name(s->name))
             return BAD("function %zu of the library has %s name '%s'", i, s ? "an invalid" : "no", s ? s->name : "");
         if (tfc_name_map_get(&g->fn_names, s->name) != (int64_t)i)
             return BAD("function '%s' is defined twice in the library", s->name);
