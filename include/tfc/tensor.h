@@ -63,7 +63,7 @@ TFC_API void *tfc_tensor_mutable_data(tfc_tensor *t);
 TFC_API const char *tfc_tensor_string(const tfc_tensor *t, int64_t i, size_t *len);
 /* Element i converted to double (any numeric dtype); 0 for out-of-range i or non-numeric dtypes. */
 TFC_API double tfc_tensor_get_f64(const tfc_tensor *t, int64_t i);
-/* True when t is symbolic (a placeholder inside a graph trace, without data). */
+/* True when t is symbolic: a tensor of a graph being traced (tfc/function.h), without data, or a Const of it. */
 TFC_API bool tfc_tensor_is_symbolic(const tfc_tensor *t);
 
 /* Copies t into a new tensor with its own buffer. */

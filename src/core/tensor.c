@@ -49,6 +49,12 @@ static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n,
     return t;
 }
 
+tfc_tensor *tfc_tensor_symbolic(tfc_dtype dt, const tfc_shape *shape, tfc_status *st) {
+    int64_t n = 1;
+    for (int i = 0; i < shape->rank && n >= 0; i++) n = shape->dims[i] < 0 ? -1 : n * shape->dims[i];
+    return tensor_shell(dt, shape, shape->rank < 0 ? -1 : n, st);
+}
+
 static bool check_bytes(tfc_dtype dt, const tfc_shape *shape, int64_t *n, size_t *bytes, tfc_status *st) {
     if (!tfc_dtype_is_valid(dt)) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "invalid dtype %d", (int)dt);
     if (!tfc_shape_num_elements(shape, n, "tensor", st)) return false;
@@ -234,7 +240,7 @@ void *tfc_tensor_mutable_data(tfc_tensor *t) {
     if (!t->buf || atomic_load(&t->refcount) != 1 || atomic_load(&t->buf->refcount) != 1) return NULL;
     return t->data;
 }
-bool tfc_tensor_is_symbolic(const tfc_tensor *t) { return t->buf == NULL; }
+bool tfc_tensor_is_symbolic(const tfc_tensor *t) { return t->buf == NULL || t->node != NULL; }
 
 const char *tfc_tensor_string(const tfc_tensor *t, int64_t i, size_t *len) {
     if (t->dtype != TFC_STRING || !t->data || i < 0 || i >= t->num_elements) return NULL;

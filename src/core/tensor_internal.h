@@ -33,6 +33,9 @@ struct tfc_tensor {
 
 /* New tensor with uninitialised data (zeroed for strings). dims must be validated non-negative. */
 tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *st);
+/* New symbolic tensor (no buffer; shape may be partially known; num_elements -1 when unknown). The tracer
+ * sets node / node_output. */
+tfc_tensor *tfc_tensor_symbolic(tfc_dtype dt, const tfc_shape *shape, tfc_status *st);
 /* New tensor sharing buf (ref taken). */
 tfc_tensor *tfc_tensor_share(tfc_tensor *src, const tfc_shape *shape, tfc_status *st);
 uint64_t tfc_tensor_next_id(void);

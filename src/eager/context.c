@@ -26,6 +26,7 @@ tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
 void tfc_ctx_free(tfc_ctx *ctx) {
     if (!ctx) return;
     while (ctx->n_scopes > 0) tfc_scope_end(ctx);
+    if (ctx->flib_free) ctx->flib_free(ctx->flib);
     tfc_random_state_clear(ctx);
     tfc_free(ctx->scopes);
     tfc_threadpool_free(ctx->pool);

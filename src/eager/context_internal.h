@@ -23,7 +23,21 @@ struct tfc_ctx {
     tfc_tape *tapes[TFC_MAX_TAPES]; /* active tapes, innermost last */
     int n_tapes;
     int record_paused; /* > 0 while custom_gradient runs its forward function */
+    /* Graph tracing (src/graph): while a trace is active, tfc_execute_op hands every op to trace_op, which adds a
+     * node and returns symbolic tensors. NULL when eager (the fast path tests only `trace`). */
+    void *trace;
+    int (*trace_op)(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
+                    int n_attrs, tfc_tensor **out, int max_out, tfc_status *st);
+    /* The context's function library (src/graph), freed with the context through flib_free. */
+    void *flib;
+    void (*flib_free)(void *flib);
 };
+
+/* The infer half of an op call (validate, resolve attrs, output dtypes and shapes): shared by eager dispatch
+ * and the tracer. in_values are the inputs themselves (symbolic inputs have no data). out_shapes may keep
+ * unknown dims. Returns the output count or -1 with st set. */
+int tfc_op_infer(const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
+                 tfc_attrs *ra, tfc_dtype *out_dtypes, tfc_shape *out_shapes, int max_out, tfc_status *st);
 
 /* Registers t in the innermost scope (if any). False when out of memory (t is then released). */
 bool tfc_scope_track(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st);

@@ -11,19 +11,13 @@ static void unref_all(tfc_tensor **t, int n) {
     }
 }
 
-int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
-                   int n_attrs, tfc_tensor **out, int max_out, tfc_status *st) {
+int tfc_op_infer(const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
+                 tfc_attrs *ra, tfc_dtype *out_dtypes, tfc_shape *out_shapes, int max_out, tfc_status *st) {
     const char *name = op->def->name;
-    if (n_in < 0 || n_in > TFC_MAX_IO) {
-        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %d inputs is outside [0, %d]", name, n_in, TFC_MAX_IO);
-        return -1;
-    }
-    tfc_attrs ra;
     int n_out = 0;
-    tfc_shape_ctx sc;
-    tfc_shape in_shapes[TFC_MAX_IO], out_shapes[TFC_MAX_IO];
-    tfc_dtype in_dtypes[TFC_MAX_IO], out_dtypes[TFC_MAX_IO];
-    if (!tfc_resolve_call(op, in, n_in, attrs, n_attrs, &ra, &n_out, out_dtypes, st)) return -1;
+    tfc_shape in_shapes[TFC_MAX_IO];
+    tfc_dtype in_dtypes[TFC_MAX_IO];
+    if (!tfc_resolve_call(op, in, n_in, attrs, n_attrs, ra, &n_out, out_dtypes, st)) return -1;
     if (n_out > max_out) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s produces %d outputs but room was given for %d", name, n_out, max_out);
         return -1;
@@ -33,9 +27,32 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
         in_dtypes[i] = in[i]->dtype;
     }
     for (int i = 0; i < n_out; i++) out_shapes[i].rank = -1;
-    sc = (tfc_shape_ctx){.op = op->def, .attrs = &ra, .n_in = n_in, .in_shapes = in_shapes, .in_dtypes = in_dtypes,
-                         .in_values = in, .n_out = n_out, .out_shapes = out_shapes, .out_dtypes = out_dtypes};
+    tfc_shape_ctx sc = {.op = op->def, .attrs = ra, .n_in = n_in, .in_shapes = in_shapes, .in_dtypes = in_dtypes,
+                        .in_values = in, .n_out = n_out, .out_shapes = out_shapes, .out_dtypes = out_dtypes};
     if (op->def->shape && !op->def->shape(&sc, st)) return -1;
+    return n_out;
+}
+
+int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
+                   int n_attrs, tfc_tensor **out, int max_out, tfc_status *st) {
+    const char *name = op->def->name;
+    if (n_in < 0 || n_in > TFC_MAX_IO) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %d inputs is outside [0, %d]", name, n_in, TFC_MAX_IO);
+        return -1;
+    }
+    if (ctx->trace) return ctx->trace_op(ctx, op, in, n_in, attrs, n_attrs, out, max_out, st);
+    for (int i = 0; i < n_in; i++)
+        if (in[i] && in[i]->node) {
+            tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                           "%s: input #%d is a symbolic tensor of a function graph, which cannot be used outside "
+                           "the function being traced", name, i);
+            return -1;
+        }
+    tfc_attrs ra;
+    tfc_shape out_shapes[TFC_MAX_IO];
+    tfc_dtype out_dtypes[TFC_MAX_IO];
+    const int n_out = tfc_op_infer(op, in, n_in, attrs, n_attrs, &ra, out_dtypes, out_shapes, max_out, st);
+    if (n_out < 0) return -1;
 
     if (!op->cpu_kernel) {
         tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: no CPU kernel registered", name);

@@ -25,7 +25,7 @@ static bool kind_compatible(tfc_attr_kind spec, tfc_attr *given) {
 
 static const char *kind_name(tfc_attr_kind k) {
     static const char *const n[] = {"none", "int", "float", "bool", "type", "string", "shape", "tensor",
-                                    "list(int)", "list(float)", "list(type)", "list(string)", "list(shape)"};
+                                    "list(int)", "list(float)", "list(type)", "list(string)", "list(shape)", "func", "list(func)"};
     return (unsigned)k < sizeof n / sizeof n[0] ? n[k] : "?";
 }
 
@@ -128,10 +128,11 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
         if (!kind_compatible(op->attrs[idx].kind, &a))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' must be %s, got %s", name, attrs[i].name,
                                   kind_name(op->attrs[idx].kind), kind_name(attrs[i].kind));
-        if ((a.kind == TFC_ATTR_STRING && !a.v.s) || (a.kind >= TFC_ATTR_LIST_INT && a.n > 0 && !a.v.ints) ||
-            (a.kind >= TFC_ATTR_LIST_INT && a.n < 0) || (a.kind == TFC_ATTR_TENSOR && !a.v.tensor))
+        const bool is_list = a.kind >= TFC_ATTR_LIST_INT && a.kind != TFC_ATTR_FUNC;
+        if (((a.kind == TFC_ATTR_STRING || a.kind == TFC_ATTR_FUNC) && !a.v.s) || (is_list && a.n > 0 && !a.v.ints) ||
+            (is_list && a.n < 0) || (a.kind == TFC_ATTR_TENSOR && !a.v.tensor))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' has no value", name, attrs[i].name);
-        if (a.kind == TFC_ATTR_LIST_STRING)
+        if (a.kind == TFC_ATTR_LIST_STRING || a.kind == TFC_ATTR_LIST_FUNC)
             for (int k = 0; k < a.n; k++)
                 if (!a.v.strs[k])
                     return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: attr '%s' element %d is NULL", name,
@@ -270,12 +271,12 @@ tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
     for (int i = 0; i < src->n; i++) {
         const tfc_attr *a = &src->a[i];
         switch (a->kind) {
-        case TFC_ATTR_STRING: extra += strlen(a->v.s) + 1; break;
+        case TFC_ATTR_STRING: case TFC_ATTR_FUNC: extra += strlen(a->v.s) + 1; break;
         case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: extra += (size_t)(a->n > 0 ? a->n : 0) * 8; break;
         case TFC_ATTR_LIST_FLOAT: extra += (size_t)a->n * 8; break;
         case TFC_ATTR_LIST_TYPE: extra += (size_t)a->n * sizeof(tfc_dtype); break;
         case TFC_ATTR_LIST_SHAPE: extra += (size_t)a->n * sizeof(tfc_shape); break;
-        case TFC_ATTR_LIST_STRING:
+        case TFC_ATTR_LIST_STRING: case TFC_ATTR_LIST_FUNC:
             extra += (size_t)a->n * sizeof(char *);
             for (int k = 0; k < a->n; k++) extra += strlen(a->v.strs[k]) + 1;
             break;
@@ -291,7 +292,7 @@ tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
         tfc_attr *a = &c->a[i];
         size_t n = 0;
         switch (a->kind) {
-        case TFC_ATTR_STRING: n = strlen(a->v.s) + 1; memcpy(p, a->v.s, n); a->v.s = p; break;
+        case TFC_ATTR_STRING: case TFC_ATTR_FUNC: n = strlen(a->v.s) + 1; memcpy(p, a->v.s, n); a->v.s = p; break;
         case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT:
         case TFC_ATTR_LIST_FLOAT:
             n = (size_t)(a->n > 0 ? a->n : 0) * 8;
@@ -308,7 +309,7 @@ tfc_attrs *tfc_attrs_clone(const tfc_attrs *src) {
             if (n) memcpy(p, a->v.shapes, n);
             a->v.shapes = (const tfc_shape *)p;
             break;
-        case TFC_ATTR_LIST_STRING: {
+        case TFC_ATTR_LIST_STRING: case TFC_ATTR_LIST_FUNC: {
             const char **arr = (const char **)p;
             char *q = p + (size_t)a->n * sizeof(char *);
             for (int k = 0; k < a->n; k++) {

@@ -20,5 +20,7 @@
     TFC_OP_FAMILY(parsing) \
     TFC_OP_FAMILY(image) \
     TFC_OP_FAMILY(string) \
+    TFC_OP_FAMILY(graph) \
+    TFC_OP_FAMILY(functional) \
 
 #endif

@@ -84,6 +84,9 @@ static bool arg_reduction_shape(tfc_shape_ctx *c, tfc_status *st) {
 static bool kept_dims_shape(tfc_grad_ctx *g, tfc_shape *kept, tfc_status *st) {
     const tfc_shape *in = &g->in[0]->shape;
     bool mask[TFC_MAX_RANK];
+    if (!g->in[1]->data || in->rank < 0)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s gradient: the reduction axes and the input's rank must be known",
+                              g->op->name);
     if (!read_reduction_mask(g->op->name, g->in[1], in->rank, in, mask, st)) return false;
     *kept = *in;
     for (int i = 0; i < in->rank; i++)
@@ -115,9 +118,22 @@ static tfc_tensor *broadcast_to(tfc_ctx *ctx, tfc_tensor *x, const tfc_shape *s,
     return r;
 }
 
+/* The sum gradient when the axes are symbolic or the input's shape has unknown dims (graphs): the kept-dims
+ * shape is that of Sum(x, axes, keep_dims=True), and dy is broadcast to Shape(x). */
+static tfc_tensor *sum_grad_symbolic(tfc_grad_ctx *g, tfc_status *st) {
+    tfc_ctx *ctx = g->ctx;
+    tfc_attr i64 = TFC_ATTR_T("out_type", TFC_INT64), keep = TFC_ATTR_B("keep_dims", true);
+    tfc_tensor *sx = tfc_emit(ctx, "Shape", (tfc_tensor *[]){g->in[0]}, 1, &i64, 1, st);
+    tfc_tensor *kx = sx ? tfc_emit(ctx, "Sum", (tfc_tensor *[]){g->in[0], g->in[1]}, 2, &keep, 1, st) : NULL;
+    tfc_tensor *ks = kx ? tfc_emit(ctx, "Shape", &kx, 1, &i64, 1, st) : NULL;
+    tfc_tensor *r = ks ? tfc_emit(ctx, "Reshape", (tfc_tensor *[]){g->dy[0], ks}, 2, NULL, 0, st) : NULL;
+    return r ? tfc_emit(ctx, "BroadcastTo", (tfc_tensor *[]){r, sx}, 2, NULL, 0, st) : NULL;
+}
+
 /* _SumGrad: reshape dy to the kept-dims shape and broadcast it over the input. */
 static tfc_tensor *sum_grad_value(tfc_grad_ctx *g, tfc_status *st) {
     tfc_shape kept;
+    if (!g->in[1]->data || !tfc_shape_is_fully_defined(&g->in[0]->shape)) return sum_grad_symbolic(g, st);
     if (!kept_dims_shape(g, &kept, st)) return NULL;
     tfc_tensor *r = reshape_to(g->ctx, g->dy[0], &kept, st);
     return r ? broadcast_to(g->ctx, r, &g->in[0]->shape, st) : NULL;
@@ -129,6 +145,18 @@ static bool sum_grad(tfc_grad_ctx *g, tfc_status *st) { return (g->dx[0] = sum_g
 static bool mean_grad(tfc_grad_ctx *g, tfc_status *st) {
     tfc_tensor *s = sum_grad_value(g, st);
     if (!s) return false;
+    if (!tfc_shape_is_fully_defined(&g->in[0]->shape) || !tfc_shape_is_fully_defined(&g->out[0]->shape)) {
+        /* factor = Size(x) / max(Size(y), 1), computed by ops */
+        tfc_attr i64 = TFC_ATTR_T("out_type", TFC_INT64), to = TFC_ATTR_T("DstT", s->dtype);
+        tfc_tensor *one = tfc_scalar_i64(1, st);
+        tfc_tensor *ni = tfc_emit(g->ctx, "Size", (tfc_tensor *[]){g->in[0]}, 1, &i64, 1, st);
+        tfc_tensor *no = ni ? tfc_emit(g->ctx, "Size", (tfc_tensor *[]){g->out[0]}, 1, &i64, 1, st) : NULL;
+        tfc_tensor *nm = no && one ? tfc_emit(g->ctx, "Maximum", (tfc_tensor *[]){no, one}, 2, NULL, 0, st) : NULL;
+        tfc_tensor_unref(one);
+        tfc_tensor *q = nm ? tfc_emit(g->ctx, "FloorDiv", (tfc_tensor *[]){ni, nm}, 2, NULL, 0, st) : NULL;
+        tfc_tensor *fq = q ? tfc_emit(g->ctx, "Cast", &q, 1, &to, 1, st) : NULL;
+        return fq && (g->dx[0] = tfc_emit(g->ctx, "RealDiv", (tfc_tensor *[]){s, fq}, 2, NULL, 0, st)) != NULL;
+    }
     int64_t in_n = g->in[0]->num_elements, out_n = g->out[0]->num_elements;
     int64_t factor = in_n / (out_n > 1 ? out_n : 1);
     tfc_tensor *f = tfc_scalar(s->dtype, (double)factor, st);

@@ -119,6 +119,7 @@ static bool parse_attr(tfc_op *op, cur *c, tfc_status *st) {
         else if (!strcmp(kind, "type")) a->kind = TFC_ATTR_TYPE;
         else if (!strcmp(kind, "shape")) a->kind = TFC_ATTR_SHAPE;
         else if (!strcmp(kind, "tensor")) a->kind = TFC_ATTR_TENSOR;
+        else if (!strcmp(kind, "func")) a->kind = TFC_ATTR_FUNC;
         else if (!strcmp(kind, "list")) {
             char el[32];
             if (!eat(c, '(')) goto bad;
@@ -141,6 +142,7 @@ static bool parse_attr(tfc_op *op, cur *c, tfc_status *st) {
             else if (!strcmp(el, "type")) a->kind = TFC_ATTR_LIST_TYPE;
             else if (!strcmp(el, "string")) a->kind = TFC_ATTR_LIST_STRING;
             else if (!strcmp(el, "shape")) a->kind = TFC_ATTR_LIST_SHAPE;
+            else if (!strcmp(el, "func")) a->kind = TFC_ATTR_LIST_FUNC;
             else goto bad;
         } else goto bad;
     }

@@ -34,6 +34,9 @@ const op_case op_cases_array[] = {
     {.op = "Rank", .label = "scalar", .n_in = 1, .in = {IN_T(0)}},
     {.op = "InvertPermutation", .label = "perm 4", .n_in = 1, .in = {{.rank = 1, .dims = {4}, .n_vals = 4, .vals = {2, 0, 3, 1}}}, .dtypes = index_types},
     {.op = "InvertPermutation", .label = "empty", .n_in = 1, .in = {{.rank = 1, .dims = {0}}}, .dtypes = index_types},
+    {.op = "BroadcastGradientArgs", .label = "[2,3,1] vs [3,4]", .n_in = 2,
+     .in = {{.rank = 1, .dims = {3}, .n_vals = 3, .vals = {2, 3, 1}}, {.rank = 1, .dims = {2}, .n_vals = 2, .vals = {3, 4}}},
+     .dtypes = index_types},
 
     /* reshaping */
     {.op = "Reshape", .label = "infer -1", .n_in = 2, .in = {IN_T(3, 2, 3, 4), IN_I32(1, 2, 4, -1)}, .grad = true},
@@ -168,6 +171,8 @@ const bad_case bad_cases_array[] = {
      .expect = {"0 is duplicated in the input."}},
     {.op = "InvertPermutation", .label = "out of range", .n_in = 1, .in = {IN_I32(1, 2, 0, 2)}, .code = TFC_INVALID_ARGUMENT,
      .expect = {"2 is not between 0 and 2"}},
+    {.op = "BroadcastGradientArgs", .label = "incompatible", .n_in = 2, .in = {IN_I32(1, 1, 2), IN_I32(1, 1, 3)},
+     .code = TFC_INVALID_ARGUMENT, .expect = {"Incompatible shapes: [2] vs. [3]"}},
     {.op = "InvertPermutation", .label = "float", .n_in = 1, .in = {IN_T(1, 2)}, .code = TFC_INVALID_ARGUMENT, .expect = {"InvertPermutation", "float32"}},
     {.op = "ExpandDims", .label = "dim too large", .n_in = 2, .in = {IN_T(2, 2, 3), IN_SCALAR_I32(3)}, .code = TFC_INVALID_ARGUMENT,
      .expect = {"Tried to expand dim index 3 for tensor with 2 dimensions."}},

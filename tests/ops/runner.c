@@ -391,6 +391,14 @@ static bool uses_resource(const tfc_op *op) {
     return (d->inputs && strstr(d->inputs, "resource")) || (d->outputs && strstr(d->outputs, "resource"));
 }
 
+/* Graph-structural ops (Const, Placeholder, NoOp) and ops that call library functions take no random tensor
+ * inputs: tests/unit/test_graph_*.c cover them. */
+static bool graph_only(const tfc_op *op) {
+    const tfc_op_def *d = tfc_op_get_def(op);
+    return (d->attrs && strstr(d->attrs, "func")) || !strcmp(d->name, "Const") || !strcmp(d->name, "Placeholder") ||
+           !strcmp(d->name, "NoOp");
+}
+
 int main(int argc, char **argv) {
     const char *mode = argc > 1 ? argv[1] : "kernels";
     const char *only = argc > 2 ? argv[2] : NULL;
@@ -420,7 +428,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < tfc_op_count(); i++) {
             const tfc_op *op = tfc_op_at(i);
             const char *name = tfc_op_get_def(op)->name;
-            if ((only && strcmp(only, name)) || uses_resource(op)) continue;
+            if ((only && strcmp(only, name)) || uses_resource(op) || graph_only(op)) continue;
             bool has_case = false, has_grad_case = false;
             for (int t = 0; t < N_TABLES; t++)
                 for (const op_case *c = case_tables[t]; c->op; c++)

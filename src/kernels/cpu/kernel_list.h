@@ -18,5 +18,7 @@
     TFC_KERNEL_FAMILY(parsing) \
     TFC_KERNEL_FAMILY(image) \
     TFC_KERNEL_FAMILY(string) \
+    TFC_KERNEL_FAMILY(graph) \
+    TFC_KERNEL_FAMILY(functional) \
 
 #endif

@@ -1,0 +1,97 @@
+/* tfc — graph functions (TensorFlow 2's tf.function and ConcreteFunction).
+ *
+ * tfc_function_new wraps a C function. Calling the result with tensors traces the C function once per input
+ * signature (each input's dtype and shape): during the trace every op the function runs through tfc_execute
+ * adds a node to a graph and returns a symbolic tensor (no data; dtype and a partially known shape) instead of
+ * running a kernel. The traced graph (a concrete function) is cached and run by the graph executor on this and
+ * later calls with a matching signature.
+ *
+ * Inside the traced function:
+ *   - inputs are symbolic tensors; ops on them give symbolic tensors (tfc_tensor_is_symbolic is true, data
+ *     is NULL). Shapes may have unknown dims (-1) under an input_signature or reduce_retracing.
+ *   - eager tensors used from outside become captured inputs: those with at most 128 elements, and any made
+ *     during the trace (tf.constant inside a tf.function), become Const nodes; larger ones are captured by
+ *     reference and fed on each call, as TensorFlow's captures.
+ *   - variables read or assigned are captured resources: calls see and update their current values.
+ *   - stateful ops (assignments, random ops, ...) run in program order (TensorFlow's automatic control
+ *     dependencies) and always run, even when no output depends on them.
+ *   - GradientTape works: gradient functions emit ops, so they trace.
+ *   - the C function must not read tensor data (it has none during the trace); Python control flow has a C
+ *     stand-in in tfc/control_flow.h.
+ * A function is used from the thread of its context. */
+#ifndef TFC_FUNCTION_H
+#define TFC_FUNCTION_H
+
+#include "tfc/data.h"
+#include "tfc/eager.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The function to trace: reads n_in inputs, writes up to max_out outputs (tensors returned by ops, inputs,
+ * or eager tensors) and returns how many, or -1 with st set. Its temporaries are released by the framework
+ * (it runs inside a scope), so it must not unref the tensors it returns. */
+typedef int (*tfc_function_fn)(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out,
+                               void *user, tfc_status *st);
+
+/* Input specs are tf.TensorSpec (tfc_tensor_spec of tfc/data.h: dtype and shape, rank -1 for unknown rank,
+ * dims -1 for unknown dims). */
+
+typedef struct tfc_function_opts {
+    const char *name;                      /* used in graph and warning text; NULL: "function" */
+    const tfc_tensor_spec *input_signature; /* tf.function(input_signature=...); NULL: per-call signatures */
+    int n_input_signature;
+    const char *const *input_names;        /* n_input_signature argument names (may be NULL) for graphs and errors */
+    bool reduce_retracing;                 /* tf.function(reduce_retracing=True): generalise differing dims */
+} tfc_function_opts;
+
+typedef struct tfc_function tfc_function;
+typedef struct tfc_concrete_function tfc_concrete_function;
+
+/* New function object bound to ctx (opts may be NULL; the signature is copied). NULL with st set on OOM or a
+ * bad signature (INVALID_ARGUMENT). */
+TFC_API tfc_function *tfc_function_new(tfc_ctx *ctx, tfc_function_fn fn, void *user, const tfc_function_opts *opts,
+                                       tfc_status *st);
+/* Frees the function object and its concrete functions (NULL-safe). A concrete function's graph leaves the
+ * context's function library with it, unless another function's graph still calls it (then it stays until
+ * the context is freed). */
+TFC_API void tfc_function_free(tfc_function *f);
+
+/* Calls f (tf.function.__call__): traces on a new signature, then runs the concrete function. Outputs are new
+ * eager tensors (caller- or scope-owned as op results). Returns the output count or -1 with st set:
+ *   INVALID_ARGUMENT  inputs contradict the input_signature (names the argument and both specs), too many
+ *                     outputs for max_out, or the traced function's own errors
+ * A trace that fails leaves no concrete function behind. Called inside another trace, the call becomes a
+ * (Stateful)PartitionedCall node. Recorded on active tapes: gradients flow through the call. */
+TFC_API int tfc_function_call(tfc_function *f, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out,
+                              tfc_status *st);
+
+/* tf.function.get_concrete_function(*specs): the concrete function for these input specs, traced if needed
+ * (borrowed; owned by f). With an input_signature, specs may be NULL (n = 0). */
+TFC_API tfc_concrete_function *tfc_function_get_concrete_function(tfc_function *f, const tfc_tensor_spec *specs,
+                                                                  int n, tfc_status *st);
+/* experimental_get_tracing_count(): traces so far (failed traces included, as TensorFlow counts). */
+TFC_API int tfc_function_tracing_count(const tfc_function *f);
+
+/* Runs a concrete function on inputs matching its specs (dims it knows must match). As tfc_function_call. */
+TFC_API int tfc_concrete_function_call(tfc_concrete_function *cf, tfc_tensor *const *in, int n_in, tfc_tensor **out,
+                                       int max_out, tfc_status *st);
+/* Its inputs (user arguments; captures excluded) and outputs. */
+TFC_API int tfc_concrete_function_num_inputs(const tfc_concrete_function *cf);
+TFC_API int tfc_concrete_function_num_outputs(const tfc_concrete_function *cf);
+TFC_API tfc_tensor_spec tfc_concrete_function_input_spec(const tfc_concrete_function *cf, int i);
+TFC_API tfc_tensor_spec tfc_concrete_function_output_spec(const tfc_concrete_function *cf, int i);
+/* Nodes in its graph (Placeholders of inputs and captures included); its library name ("__inference_f_12"). */
+TFC_API int tfc_concrete_function_num_nodes(const tfc_concrete_function *cf);
+TFC_API const char *tfc_concrete_function_name(const tfc_concrete_function *cf);
+/* How many captured tensors (variables' handles and large eager tensors) it feeds on each call. */
+TFC_API int tfc_concrete_function_num_captures(const tfc_concrete_function *cf);
+
+/* True while ctx is tracing (tf.inside_function()). */
+TFC_API bool tfc_inside_function(const tfc_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,261 @@
+/* The graph executor (exec.h). Instantiation does the per-node work once: kernel lookup, run order, flat value
+ * slots for every output, each node's input slots, and which slots die after each node. A run then only
+ * allocates outputs (shape functions rerun only for nodes whose static shapes are not fully known), calls
+ * kernels and drops values at their last use, so a node costs about one kernel call. */
+#include <string.h>
+
+#include "graph/exec.h"
+
+enum { X_KERNEL, X_ARG, X_CONST, X_NOOP };
+
+typedef struct xnode {
+    const tfc_gnode *n;
+    tfc_kernel_fn kernel;
+    int kind;
+    int arg;          /* X_ARG: argument index */
+    int in_off;       /* first entry of this node's inputs in x->in_slots */
+    int out_base;     /* value slot of output 0 */
+    bool static_out;  /* every output shape is fully known: allocate without a shape function */
+    int rel_off, n_rel; /* slots released after the node ran: x->rel_slots[rel_off ..] */
+} xnode;
+
+struct tfc_exec {
+    tfc_gfunc *fn;
+    int n_nodes, n_slots, n_args;
+    xnode *nodes;       /* in run order */
+    int *in_slots;
+    int *rel_slots;
+    int *ret_slots;
+    const tfc_gnode **arg_nodes;
+};
+
+static void exec_free(void *p) {
+    tfc_exec *x = p;
+    if (!x) return;
+    tfc_free(x->nodes);
+    tfc_free(x->in_slots);
+    tfc_free(x->rel_slots);
+    tfc_free(x->ret_slots);
+    tfc_free(x->arg_nodes);
+    tfc_free(x);
+}
+
+int tfc_exec_num_nodes(const tfc_exec *x) { return x->n_nodes; }
+
+static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
+    const tfc_graph *g = fn->body;
+    const int n = g->n_nodes;
+    tfc_exec *x = tfc_calloc(1, sizeof *x);
+    int *order = tfc_malloc((size_t)n * sizeof *order + 1);
+    int *first = tfc_calloc((size_t)n + 1, sizeof *first);
+    int *last_use = NULL, *pos = NULL;
+    int64_t n_inputs = 0;
+    bool ok = x && order && first;
+    if (!ok) goto oom;
+    x->fn = fn;
+    x->n_nodes = n;
+    x->n_args = fn->n_args;
+    if (!tfc_graph_topo_order(g, order, st)) goto fail;
+    for (int i = 0; i < n; i++) {
+        first[i + 1] = first[i] + g->nodes[i]->n_out;
+        n_inputs += g->nodes[i]->n_in;
+    }
+    x->n_slots = first[n];
+    x->nodes = tfc_calloc((size_t)n + 1, sizeof *x->nodes);
+    x->in_slots = tfc_malloc((size_t)n_inputs * sizeof(int) + 1);
+    x->rel_slots = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
+    x->ret_slots = tfc_malloc((size_t)fn->n_rets * sizeof(int) + 1);
+    x->arg_nodes = tfc_calloc((size_t)fn->n_args + 1, sizeof *x->arg_nodes);
+    last_use = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
+    pos = tfc_malloc((size_t)n * sizeof(int) + 1);
+    if (!x->nodes || !x->in_slots || !x->rel_slots || !x->ret_slots || !x->arg_nodes || !last_use || !pos) goto oom;
+    for (int k = 0; k < n; k++) pos[order[k]] = k;
+    /* A value dies after the last node (in run order) that reads it; results live to the end; a value nobody
+     * reads dies right after its producer. */
+    for (int s = 0; s < x->n_slots; s++) last_use[s] = -1;
+    for (int i = 0; i < n; i++) {
+        const tfc_gnode *d = g->nodes[i];
+        for (int k = 0; k < d->n_in; k++) {
+            int s = first[d->in[k].node] + d->in[k].index;
+            if (pos[i] > last_use[s]) last_use[s] = pos[i];
+        }
+    }
+    for (int r = 0; r < fn->n_rets; r++) {
+        x->ret_slots[r] = first[fn->rets[r].node] + fn->rets[r].index;
+        last_use[x->ret_slots[r]] = n; /* released by the run after taking the results */
+    }
+    for (int i = 0; i < n; i++)
+        for (int o = 0; o < g->nodes[i]->n_out; o++)
+            if (last_use[first[i] + o] < 0) last_use[first[i] + o] = pos[i];
+    /* rel lists in run order: count per position, then fill */
+    int *rel_count = pos; /* reuse: pos is no longer needed after this loop */
+    int *tmp = tfc_calloc((size_t)n + 1, sizeof *tmp);
+    if (!tmp) goto oom;
+    for (int s = 0; s < x->n_slots; s++)
+        if (last_use[s] < n) tmp[last_use[s]]++;
+    int acc = 0;
+    for (int k = 0; k < n; k++) {
+        x->nodes[k].rel_off = acc;
+        x->nodes[k].n_rel = 0;
+        acc += tmp[k];
+    }
+    tfc_free(tmp);
+    (void)rel_count;
+    for (int s = 0; s < x->n_slots; s++)
+        if (last_use[s] < n) {
+            xnode *xn = &x->nodes[last_use[s]];
+            x->rel_slots[xn->rel_off + xn->n_rel++] = s;
+        }
+    int in_off = 0;
+    for (int k = 0; k < n; k++) {
+        const tfc_gnode *d = g->nodes[order[k]];
+        xnode *xn = &x->nodes[k];
+        xn->n = d;
+        xn->out_base = first[d->id];
+        xn->in_off = in_off;
+        for (int i = 0; i < d->n_in; i++) x->in_slots[in_off++] = first[d->in[i].node] + d->in[i].index;
+        xn->static_out = true;
+        for (int o = 0; o < d->n_out; o++) xn->static_out &= tfc_shape_is_fully_defined(&d->out_shapes[o]);
+        const char *opn = d->op->def->name;
+        if (!strcmp(opn, "Placeholder")) {
+            int a = 0;
+            while (a < fn->n_args && fn->arg_nodes[a] != d->id) a++;
+            if (a == fn->n_args) {
+                tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                               "You must feed a value for placeholder tensor '%s' with dtype %s", d->name,
+                               tfc_dtype_name(d->out_dtypes[0]));
+                goto fail;
+            }
+            xn->kind = X_ARG;
+            xn->arg = a;
+            x->arg_nodes[a] = d;
+        } else if (!strcmp(opn, "Const")) {
+            xn->kind = X_CONST;
+        } else if (!strcmp(opn, "NoOp")) {
+            xn->kind = X_NOOP;
+        } else {
+            xn->kind = X_KERNEL;
+            if (!(xn->kernel = d->op->cpu_kernel)) {
+                tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': %s has no CPU kernel", d->name, opn);
+                goto fail;
+            }
+        }
+    }
+    tfc_free(order);
+    tfc_free(first);
+    tfc_free(last_use);
+    tfc_free(pos);
+    return x;
+oom:
+    tfc_status_oom(st, "graph executor", 0);
+fail:
+    exec_free(x);
+    tfc_free(order);
+    tfc_free(first);
+    tfc_free(last_use);
+    tfc_free(pos);
+    return NULL;
+}
+
+tfc_exec *tfc_exec_get(tfc_gfunc *fn, tfc_status *st) {
+    if (fn->runtime) return fn->runtime;
+    tfc_exec *x = instantiate(fn, st);
+    if (!x) return NULL;
+    fn->runtime = x;
+    fn->runtime_free = exec_free;
+    return x;
+}
+
+static bool check_arg(const tfc_exec *x, int a, const tfc_tensor *t, tfc_status *st) {
+    const tfc_gnode *p = x->arg_nodes[a];
+    if (!p) return true; /* an argument nothing reads */
+    const tfc_shape *s = &p->out_shapes[0];
+    bool ok = t && t->dtype == p->out_dtypes[0] && (s->rank < 0 || s->rank == t->shape.rank);
+    for (int i = 0; ok && s->rank > 0 && i < s->rank; i++) ok = s->dims[i] < 0 || s->dims[i] == t->shape.dims[i];
+    if (ok) return true;
+    if (!t) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "function '%s': argument %d ('%s') is NULL", x->fn->name, a,
+                                  p->name);
+    return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                          "function '%s': argument %d ('%s') expects %s %s, got %s %s", x->fn->name, a, p->name,
+                          tfc_dtype_name(p->out_dtypes[0]), tfc_shape_str(s, (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR),
+                          tfc_dtype_name(t->dtype),
+                          tfc_shape_str(&t->shape, (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR));
+}
+
+static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tensor **vals, tfc_status *st) {
+    const tfc_gnode *d = xn->n;
+    tfc_tensor *ins[TFC_MAX_IO];
+    for (int i = 0; i < d->n_in; i++) ins[i] = vals[x->in_slots[xn->in_off + i]];
+    tfc_tensor **res = &vals[xn->out_base];
+    const tfc_shape *shapes = d->out_shapes;
+    tfc_shape dyn[TFC_MAX_IO];
+    if (!xn->static_out) {
+        /* Shapes depend on this run's inputs: the op's shape function (which also validates) gives them. */
+        tfc_shape in_shapes[TFC_MAX_IO];
+        tfc_dtype in_dtypes[TFC_MAX_IO], out_dtypes[TFC_MAX_IO];
+        for (int i = 0; i < d->n_in; i++) {
+            in_shapes[i] = ins[i]->shape;
+            in_dtypes[i] = ins[i]->dtype;
+        }
+        for (int o = 0; o < d->n_out; o++) {
+            dyn[o].rank = -1;
+            out_dtypes[o] = d->out_dtypes[o];
+        }
+        tfc_shape_ctx sc = {.op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in_shapes = in_shapes,
+                            .in_dtypes = in_dtypes, .in_values = ins, .n_out = d->n_out, .out_shapes = dyn,
+                            .out_dtypes = out_dtypes};
+        if (d->op->def->shape && !d->op->def->shape(&sc, st)) return false;
+        shapes = dyn;
+    }
+    for (int o = 0; o < d->n_out; o++)
+        if (tfc_shape_is_fully_defined(&shapes[o]) && !(res[o] = tfc_tensor_alloc(d->out_dtypes[o], &shapes[o], st)))
+            return false;
+    tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
+                        .n_out = d->n_out, .out = res, .pool = ctx->pool};
+    if (!xn->kernel(&k, st)) return false;
+    for (int o = 0; o < d->n_out; o++)
+        if (!res[o]) return tfc_status_set(st, TFC_INTERNAL, "node '%s': kernel did not produce output %d", d->name, o);
+    return true;
+}
+
+bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tfc_tensor **out, tfc_status *st) {
+    if (n_in != x->n_args)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "function '%s' takes %d inputs, got %d", x->fn->name,
+                              x->n_args, n_in);
+    for (int a = 0; a < n_in; a++)
+        if (!check_arg(x, a, in[a], st)) return false;
+    tfc_tensor *stackv[256];
+    tfc_tensor **vals = x->n_slots <= 256 ? stackv : tfc_malloc((size_t)x->n_slots * sizeof *vals);
+    if (!vals) return tfc_status_oom(st, "graph run", 0);
+    memset(vals, 0, (size_t)x->n_slots * sizeof *vals);
+    bool ok = true;
+    for (int k = 0; k < x->n_nodes && ok; k++) {
+        const xnode *xn = &x->nodes[k];
+        switch (xn->kind) {
+        case X_ARG: vals[xn->out_base] = tfc_tensor_ref(in[xn->arg]); break;
+        case X_CONST: vals[xn->out_base] = tfc_tensor_ref((tfc_tensor *)tfc_graph_const_value(x->fn->body,
+                                                           (tfc_gport){xn->n->id, 0}));
+            break;
+        case X_NOOP: break;
+        default:
+            if (!run_node(ctx, x, xn, vals, st)) {
+                ok = false;
+                if (!strstr(st->msg, xn->n->name)) {
+                    char m[sizeof st->msg];
+                    memcpy(m, st->msg, sizeof m);
+                    tfc_status_set(st, st->code, "%s\n\t [[{{node %s}}]]", m, xn->n->name);
+                }
+            }
+        }
+        for (int r = 0; r < xn->n_rel; r++) {
+            int s = x->rel_slots[xn->rel_off + r];
+            tfc_tensor_unref(vals[s]);
+            vals[s] = NULL;
+        }
+    }
+    if (ok)
+        for (int r = 0; r < x->fn->n_rets; r++) out[r] = tfc_tensor_ref(vals[x->ret_slots[r]]);
+    for (int s = 0; s < x->n_slots; s++) tfc_tensor_unref(vals[s]);
+    if (vals != stackv) tfc_free(vals);
+    return ok;
+}

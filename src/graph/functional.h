@@ -1,0 +1,21 @@
+/* Internal: calling library functions (the call ops' kernel and emitters) and their gradients. */
+#ifndef TFC_GRAPH_FUNCTIONAL_H
+#define TFC_GRAPH_FUNCTIONAL_H
+
+#include "eager/context_internal.h"
+#include "graph/graph.h"
+
+/* Runs fn with the executor on n_in inputs (arguments then captures), replacing out[0..n_out) (NULL or
+ * references the caller owns) with its results. */
+bool tfc_call_gfunc(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
+                    tfc_status *st);
+/* Emits a (Stateful)PartitionedCall of fn through tfc_execute_op: runs it eagerly (recorded on tapes) or adds a
+ * call node to the active trace (its outputs then carry fn's result shapes). out gets fn->n_rets tensors. */
+bool tfc_call_emit(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, int n_in, tfc_tensor **out, tfc_status *st);
+/* The gradient of a call of fn: in are the call's inputs, out its results, dy their upstream gradients (NULL:
+ * none). Sets dx[i] for each argument the results depend on (others untouched). Emits a call of fn's gradient
+ * function (built and added to the library on first use), so it works eagerly, in traces and to any order. */
+bool tfc_gfunc_gradient(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, tfc_tensor *const *out,
+                        tfc_tensor *const *dy, tfc_tensor **dx, tfc_status *st);
+
+#endif
