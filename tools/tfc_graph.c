@@ -1,4 +1,4 @@
-/* `tfc graph show GRAPH.pb`: a GraphDef's nodes (name = Op(inputs) and the attrs that say what flows),
+/* `tfc graph show GRAPH.pb` (and the dispatch to `tfc graph run`, tfc_graph_run.c): a GraphDef's nodes (name = Op(inputs) and the attrs that say what flows),
  * its inputs (placeholders) and outputs (data outputs no node reads), and its function library. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,11 +183,14 @@ static int graph_show(const char *path) {
 }
 
 void tfc_tool_graph_usage(FILE *f) {
-    fprintf(f, "  graph show GRAPH.pb   list a GraphDef's nodes, ops, inputs, outputs and functions\n");
+    fprintf(f, "  graph show GRAPH.pb   list a GraphDef's nodes, ops, inputs, outputs and functions\n"
+               "  graph run GRAPH.pb --inputs 'x=x.npy;y=y.npy' --outputs 'out,out2:1' --outdir DIR [--overwrite]\n"
+               "                       run a GraphDef on .npy inputs, writing DIR/<output>.npy\n");
 }
 
 int tfc_tool_graph(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[0], "show")) return graph_show(argv[1]);
-    fprintf(stderr, "usage: tfc graph show GRAPH.pb\n");
+    if (argc >= 1 && !strcmp(argv[0], "run")) return tfc_tool_graph_run(argc - 1, argv + 1);
+    tfc_tool_graph_usage(stderr);
     return 2;
 }

@@ -7,5 +7,7 @@
 /* `tfc graph ...`: argv[0] is the action ("show"). Returns the process exit code. */
 int tfc_tool_graph(int argc, char **argv);
 void tfc_tool_graph_usage(FILE *f);
+/* `tfc graph run ...` (argv after "run"). */
+int tfc_tool_graph_run(int argc, char **argv);
 
 #endif

@@ -286,3 +286,90 @@ def test_npy_interchange_with_numpy(rng, tmp_path, dtype):
         assert back.astype(object).tolist() == np.asarray(t.numpy(), dtype=object).tolist()
     else:
         _same(back, arr, dtype)
+
+
+# ---- TensorFlow-traced graphs run by `tfc graph run` ----------------------------------------------------
+
+def _run_cases(rng):
+    """(name, tf.function, input specs, inputs) with weights captured as constants (numpy arrays)."""
+    w = random_array(rng, (5, 4), "float32")
+    b = random_array(rng, (4,), "float32")
+    k = random_array(rng, (3, 3, 2, 3), "float32")
+
+    @tf.function
+    def head(h):
+        return tf.nn.softmax(h), tf.reduce_mean(h, axis=1, keepdims=True)
+
+    @tf.function
+    def dense(x):
+        h = tf.nn.relu(tf.matmul(x, w) + b)
+        return head(h) + (tf.reduce_sum(h),)
+
+    @tf.function
+    def elementwise(x, y):
+        return tf.tanh(x * y) - tf.exp(-tf.abs(y)) + tf.sigmoid(x) / (1.0 + tf.square(y))
+
+    @tf.function
+    def shapes(x):
+        t = tf.transpose(tf.reshape(x, [-1, 2, 5]), [0, 2, 1])
+        return tf.concat([t, t * 2.0], axis=2), tf.argmax(x, axis=1), tf.cast(x > 0, tf.int32)
+
+    @tf.function
+    def conv(img):
+        y = tf.nn.conv2d(img, k, strides=1, padding="SAME")
+        return tf.nn.max_pool2d(tf.nn.relu(y), 2, 2, "VALID")
+
+    n = int(rng.integers(1, 5))
+    return [
+        ("dense", dense, [tf.TensorSpec([None, 5], tf.float32)], [random_array(rng, (n, 5), "float32")]),
+        ("elementwise", elementwise, [tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([3], tf.float32)],
+         [random_array(rng, (n, 3), "float32"), random_array(rng, (3,), "float32")]),
+        ("shapes", shapes, [tf.TensorSpec([None, 10], tf.float32)], [random_array(rng, (2 * n, 10), "float32")]),
+        ("conv", conv, [tf.TensorSpec([None, 6, 6, 2], tf.float32)], [random_array(rng, (n, 6, 6, 2), "float32")]),
+    ]
+
+
+def test_tensorflow_graphs_run_in_tfc(rng, tmp_path):
+    for name, fn, specs, inputs in _run_cases(rng):
+        cf = fn.get_concrete_function(*specs)
+        path = tmp_path / (name + ".pb")
+        path.write_bytes(cf.graph.as_graph_def().SerializeToString())
+        feeds = []
+        for t, v in zip(cf.inputs, inputs):
+            f = tmp_path / ("%s_%s.npy" % (name, t.op.name))
+            np.save(f, v)
+            feeds.append("%s=%s" % (t.op.name, f))
+        outs = [t.name[:-2] if t.name.endswith(":0") else t.name for t in cf.outputs]
+        outdir = tmp_path / name
+        outdir.mkdir()
+        r = subprocess.run([_tfc_bin(), "graph", "run", str(path), "--inputs", ";".join(feeds), "--outputs",
+                            ",".join(outs), "--outdir", str(outdir)], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        expected = tf.nest.flatten(cf(*[tf.constant(v) for v in inputs]))
+        for o, e in zip(outs, expected):
+            got = np.load(outdir / (o.replace(":", "_").replace("/", "_") + ".npy"))
+            assert got.dtype == e.numpy().dtype, (name, o)
+            np.testing.assert_allclose(got, e.numpy(), rtol=2e-5, atol=2e-5, err_msg="%s %s" % (name, o))
+
+
+def test_graph_run_bad_flags(rng, tmp_path):
+    name, fn, specs, inputs = _run_cases(rng)[0]
+    path = tmp_path / "g.pb"
+    cf = fn.get_concrete_function(*specs)
+    path.write_bytes(cf.graph.as_graph_def().SerializeToString())
+    np.save(tmp_path / "x.npy", inputs[0])
+    base = [_tfc_bin(), "graph", "run", str(path), "--outdir", str(tmp_path)]
+    r = subprocess.run(base + ["--outputs", "Identity"], capture_output=True, text=True)
+    assert r.returncode == 1 and "Placeholder 'x' is not fed" in r.stderr
+    r = subprocess.run(base + ["--inputs", "nope=%s" % (tmp_path / "x.npy"), "--outputs", "Identity"],
+                       capture_output=True, text=True)
+    assert r.returncode == 1 and "'nope' is not a Placeholder" in r.stderr
+    r = subprocess.run(base + ["--inputs", "x=%s" % (tmp_path / "x.npy"), "--outputs", "ghost"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and "output 'ghost'" in r.stderr
+    r = subprocess.run(base + ["--inputs", "x=%s" % (tmp_path / "x.npy"), "--outputs", "Identity"], capture_output=True,
+                       text=True)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run(base + ["--inputs", "x=%s" % (tmp_path / "x.npy"), "--outputs", "Identity"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and "already exists (use --overwrite)" in r.stderr
