@@ -12,6 +12,7 @@
 #include "tfc/op.h"
 #include "tfc/eager.h"
 #include "tfc/function.h"
+#include "tfc/control_flow.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/graphdef.h"

@@ -16,6 +16,7 @@ typedef struct xnode {
     int in_off;       /* first entry of this node's inputs in x->in_slots */
     int out_base;     /* value slot of output 0 */
     bool static_out;  /* every output shape is fully known: allocate without a shape function */
+    bool calls;       /* runs library functions (call and control-flow ops): they make their own outputs */
     int rel_off, n_rel; /* slots released after the node ran: x->rel_slots[rel_off ..] */
 } xnode;
 
@@ -116,6 +117,8 @@ static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
         for (int i = 0; i < d->n_in; i++) x->in_slots[in_off++] = first[d->in[i].node] + d->in[i].index;
         xn->static_out = true;
         for (int o = 0; o < d->n_out; o++) xn->static_out &= tfc_shape_is_fully_defined(&d->out_shapes[o]);
+        for (int a = 0; d->attrs && a < d->attrs->n; a++)
+            xn->calls |= d->attrs->a[a].kind == TFC_ATTR_FUNC || d->attrs->a[a].kind == TFC_ATTR_LIST_FUNC;
         const char *opn = d->op->def->name;
         if (!strcmp(opn, "Placeholder")) {
             int a = 0;
@@ -189,6 +192,11 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
     tfc_tensor **res = &vals[xn->out_base];
     const tfc_shape *shapes = d->out_shapes;
     tfc_shape dyn[TFC_MAX_IO];
+    if (xn->calls) {
+        tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
+                            .n_out = d->n_out, .out = res, .pool = ctx->pool};
+        return xn->kernel(&k, st);
+    }
     if (!xn->static_out) {
         /* Shapes depend on this run's inputs: the op's shape function (which also validates) gives them. */
         tfc_shape in_shapes[TFC_MAX_IO];

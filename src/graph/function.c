@@ -109,6 +109,7 @@ static void cf_free(tfc_concrete_function *cf) {
 void tfc_function_free(tfc_function *f) {
     if (!f) return;
     for (int i = 0; i < f->n_cfs; i++) {
+        f->cfs[i]->fn->pinned = false;
         tfc_flib_release(f->ctx->flib, f->cfs[i]->fn);
         cf_free(f->cfs[i]);
     }
@@ -151,56 +152,22 @@ static tfc_concrete_function *trace(tfc_function *f, const tfc_tensor_spec *spec
         f->cfs = c;
         f->cap_cfs = cap;
     }
-    tfc_tape *saved[TFC_MAX_TAPES];
-    const int n_saved = ctx->n_tapes, paused = ctx->record_paused;
-    memcpy(saved, ctx->tapes, (size_t)n_saved * sizeof *saved);
-    ctx->n_tapes = 0;
-    ctx->record_paused = 0;
-    tfc_trace t;
-    bool ok = tfc_trace_begin(ctx, &t, name, st);
-    if (!ok) goto restore;
+    tfc_dtype dts[TFC_MAX_IO];
+    tfc_shape shapes[TFC_MAX_IO];
+    for (int i = 0; i < n; i++) {
+        dts[i] = specs[i].dtype;
+        shapes[i] = specs[i].shape;
+    }
     f->tracing_count++;
-    tfc_tensor *args[TFC_MAX_IO], *outs[TFC_MAX_IO];
-    for (int i = 0; i < n && ok; i++) {
-        char an[32];
-        snprintf(an, sizeof an, "args_%d", i);
-        ok = (args[i] = tfc_trace_arg(&t, names && names[i] ? names[i] : an, specs[i].dtype, &specs[i].shape, st)) != NULL;
-    }
-    int n_out = ok ? f->fn(ctx, args, n, outs, TFC_MAX_IO, f->user, st) : -1;
-    if (n_out < 0 || ctx->trace != &t) {
-        if (n_out >= 0) tfc_status_set(st, TFC_INTERNAL, "tf.function '%s': a nested trace was left open", f->name);
-        ok = false;
-    }
-    if (ok && n_out > TFC_MAX_IO)
-        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "tf.function '%s' returned %d outputs, more than %d", f->name,
-                            n_out, TFC_MAX_IO);
-    if (ok) ok = tfc_trace_finish(&t, outs, n_out, st);
-    if (!ok) {
-        while (ctx->trace && ctx->trace != t.outer) tfc_trace_abort(ctx->trace); /* nested traces left open */
-        tfc_trace_abort(&t);
-        goto restore;
-    }
-    cf->owner = f;
-    cf->fn = t.fn;
-    cf->n_inputs = n;
-    for (int i = 0; i < n; i++) cf->specs[i] = specs[i];
-    cf->caps = tfc_malloc((size_t)t.n_caps * sizeof *cf->caps + 1);
-    if (!cf->caps) {
-        ok = tfc_status_oom(st, "tf.function", 0);
-        tfc_flib_remove(lib, t.fn);
-    } else {
-        for (int i = 0; i < t.n_caps; i++)
-            if (!t.caps[i].is_const) cf->caps[cf->n_caps++] = tfc_tensor_ref(t.caps[i].src);
-    }
-    tfc_trace_free_caps(&t);
-restore:
-    memcpy(ctx->tapes, saved, (size_t)n_saved * sizeof *saved);
-    ctx->n_tapes = n_saved;
-    ctx->record_paused = paused;
-    if (!ok) {
+    cf->fn = tfc_trace_callback(ctx, name, f->fn, f->user, dts, shapes, n, names, &cf->caps, &cf->n_caps, st);
+    if (!cf->fn) {
         cf_free(cf);
         return NULL;
     }
+    cf->fn->pinned = true;
+    cf->owner = f;
+    cf->n_inputs = n;
+    for (int i = 0; i < n; i++) cf->specs[i] = specs[i];
     f->cfs[f->n_cfs++] = cf;
     return cf;
 }

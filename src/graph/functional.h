@@ -18,4 +18,9 @@ bool tfc_call_emit(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, int n_in,
 bool tfc_gfunc_gradient(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, tfc_tensor *const *out,
                         tfc_tensor *const *dy, tfc_tensor **dx, tfc_status *st);
 
+/* Traces the gradient function of fn as `name` (see functional_ops.c): args are fn's args then the upstream
+ * gradients of its floating results; results named "dx_<arg>", for connected args (need NULL) or exactly the
+ * args with need[i] != TFC_INVALID_DTYPE (zeros when unconnected). */
+tfc_gfunc *tfc_gfunc_grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, const char *name, const tfc_dtype *need, tfc_status *st);
+
 #endif

@@ -40,20 +40,23 @@ static bool call_k(tfc_kernel_ctx *k, tfc_status *st) {
 
 static bool differentiable(tfc_dtype dt) { return tfc_dtype_is_floating(dt) || dt == TFC_RESOURCE; }
 
-/* The gradient function of fn: args are fn's args then one upstream gradient per floating result; results are
- * the gradients of the connected differentiable args, named "dx_<arg index>". */
-static tfc_gfunc *grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
-    char name[256];
-    snprintf(name, sizeof name, "%s_grad", fn->name);
-    tfc_gfunc *g = tfc_flib_find(ctx->flib, name);
-    if (g) return g;
+/* The gradient function of fn, traced as `name`: args are fn's args then one upstream gradient per floating
+ * result. need NULL: results are the gradients of the connected differentiable args, named "dx_<arg index>".
+ * need given: one result per arg with need[i] != TFC_INVALID_DTYPE, zeros of that dtype when unconnected (a
+ * resource arg's zeros are those of its variable's value, read with dtype need[i]): branches of one If / Case
+ * get the same results this way. */
+tfc_gfunc *tfc_gfunc_grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, const char *name, const tfc_dtype *need, tfc_status *st) {
     tfc_trace t;
     tfc_tape *tape = NULL;
     if (!tfc_trace_begin(ctx, &t, name, st)) return NULL;
+    tfc_tape *saved[TFC_MAX_TAPES];
+    const int n_saved = ctx->n_tapes, paused = ctx->record_paused;
+    memcpy(saved, ctx->tapes, (size_t)n_saved * sizeof *saved);
+    ctx->n_tapes = 0;
+    ctx->record_paused = 0;
     tfc_tensor *xs[TFC_MAX_IO], *dys[TFC_MAX_IO], *outs[TFC_MAX_IO], *tg[TFC_MAX_IO], *src[TFC_MAX_IO];
     tfc_tensor *dx[TFC_MAX_IO], *res[TFC_MAX_IO];
     int src_arg[TFC_MAX_IO], n_src = 0, n_tg = 0, n_res = 0;
-    const char *res_names[TFC_MAX_IO];
     char res_buf[TFC_MAX_IO][16];
     bool ok = true;
     for (int i = 0; i < fn->n_args && ok; i++) {
@@ -69,7 +72,7 @@ static tfc_gfunc *grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     }
     ok = ok && (tape = tfc_tape_new(ctx, false, false, st)) != NULL;
     for (int i = 0; i < fn->n_args && ok; i++)
-        if (differentiable(xs[i]->dtype)) {
+        if (differentiable(xs[i]->dtype) && (!need || need[i] != TFC_INVALID_DTYPE)) {
             tfc_tape_watch(tape, xs[i]);
             src[n_src] = xs[i];
             src_arg[n_src++] = i;
@@ -83,21 +86,32 @@ static tfc_gfunc *grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
                 og[n_tg++] = dys[i];
             }
         ok = tfc_tape_gradient_n(tape, tg, n_tg, og, src, n_src, NULL, 0, TFC_UNCONNECTED_NONE, dx, st);
-        tape = NULL; /* a non-persistent tape is spent; freed below */
     }
-    for (int i = 0; i < n_src && ok; i++)
-        if (dx[i]) { /* owned by the trace's scope */
-            res[n_res] = dx[i];
-            snprintf(res_buf[n_res], sizeof res_buf[0], "dx_%d", src_arg[i]);
-            res_names[n_res] = res_buf[n_res];
-            n_res++;
+    for (int i = 0; i < n_src && ok; i++) {
+        tfc_tensor *d = dx[i], *x = src[i]; /* dx[i] is owned by the trace's scope */
+        if (!d && need) {
+            if (x->dtype == TFC_RESOURCE) {
+                tfc_attr a = TFC_ATTR_T("dtype", need[src_arg[i]]);
+                x = tfc_emit(ctx, "ReadVariableOp", &x, 1, &a, 1, st);
+            }
+            d = x ? tfc_emit(ctx, "ZerosLike", &x, 1, NULL, 0, st) : NULL;
+            ok = d != NULL;
         }
+        if (!d) continue;
+        res[n_res] = d;
+        snprintf(res_buf[n_res], sizeof res_buf[0], "dx_%d", src_arg[i]);
+        n_res++;
+    }
     tfc_tape_free(tape);
+    memcpy(ctx->tapes, saved, (size_t)n_saved * sizeof *saved);
+    ctx->n_tapes = n_saved;
+    ctx->record_paused = paused;
     if (ok && tfc_trace_finish(&t, res, n_res, st)) {
-        for (int i = 0; i < n_res; i++) tfc_free(t.fn->ret_names[i]), t.fn->ret_names[i] = tfc_strdup(res_names[i]);
-        for (int i = 0; i < n_res; i++)
-            if (!t.fn->ret_names[i]) ok = tfc_status_oom(st, "gradient function", 0);
-        g = t.fn;
+        tfc_gfunc *g = t.fn;
+        for (int i = 0; i < n_res && ok; i++) {
+            tfc_free(g->ret_names[i]);
+            if (!(g->ret_names[i] = tfc_strdup(res_buf[i]))) ok = tfc_status_oom(st, "gradient function", 0);
+        }
         /* The body reads only its arguments and constants: an input capture means a tensor escaped into it. */
         for (int i = 0; i < t.n_caps && ok; i++)
             if (!t.caps[i].is_const)
@@ -112,6 +126,13 @@ static tfc_gfunc *grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     }
     tfc_trace_abort(&t);
     return NULL;
+}
+
+static tfc_gfunc *grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
+    char name[256];
+    snprintf(name, sizeof name, "%s_grad", fn->name);
+    tfc_gfunc *g = tfc_flib_find(ctx->flib, name);
+    return g ? g : tfc_gfunc_grad_fn(ctx, fn, name, NULL, st);
 }
 
 bool tfc_gfunc_gradient(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, tfc_tensor *const *out,

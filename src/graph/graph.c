@@ -401,22 +401,40 @@ bool tfc_flib_is_referenced(const tfc_flib *lib, const char *name, const tfc_gfu
 }
 
 void tfc_flib_release(tfc_flib *lib, tfc_gfunc *fn) {
-    if (!lib || tfc_flib_is_referenced(lib, fn->name, fn)) return;
+    if (!lib || fn->pinned || tfc_flib_is_referenced(lib, fn->name, fn)) return;
+    /* the functions it calls, by name (they may go once fn is gone) */
+    char *callees[64];
+    int n_callees = 0;
+    for (int i = 0; i < fn->body->n_nodes; i++) {
+        const tfc_attrs *a = fn->body->nodes[i]->attrs;
+        for (int k = 0; a && k < a->n; k++) {
+            const tfc_attr *x = &a->a[k];
+            int n = x->kind == TFC_ATTR_FUNC ? 1 : x->kind == TFC_ATTR_LIST_FUNC ? x->n : 0;
+            for (int j = 0; j < n && n_callees < 64; j++) {
+                char *c = tfc_strdup(x->kind == TFC_ATTR_FUNC ? x->v.s : x->v.strs[j]);
+                if (c) callees[n_callees++] = c;
+            }
+        }
+    }
     size_t len = strlen(fn->name);
     char *name = tfc_strdup(fn->name);
-    if (!name) return; /* kept until the library is freed */
     tfc_flib_remove(lib, fn);
     /* its gradient functions (and theirs), as they become unreferenced */
-    for (bool progress = true; progress;) {
+    for (bool progress = name != NULL; progress;) {
         progress = false;
         for (int i = 0; i < lib->n && !progress; i++) {
             tfc_gfunc *g = lib->fns[i];
-            if (!strncmp(g->name, name, len) && !strncmp(g->name + len, "_grad", 5) &&
+            if (!g->pinned && !strncmp(g->name, name, len) && !strncmp(g->name + len, "_grad", 5) &&
                 !tfc_flib_is_referenced(lib, g->name, g)) {
-                tfc_flib_remove(lib, g);
+                tfc_flib_release(lib, g);
                 progress = true;
             }
         }
+    }
+    for (int i = 0; i < n_callees; i++) {
+        tfc_gfunc *g = tfc_flib_find(lib, callees[i]);
+        if (g) tfc_flib_release(lib, g);
+        tfc_free(callees[i]);
     }
     tfc_free(name);
 }

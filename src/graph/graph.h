@@ -117,6 +117,7 @@ typedef struct tfc_gfunc {
     int n_ctrl_rets;
     int *ctrl_rets;    /* nodes that must run for a call to be complete (TensorFlow's control_ret) */
     bool stateful;     /* some body node is stateful (calls become StatefulPartitionedCall / If / While) */
+    bool pinned;       /* owned by an API object (a concrete function): tfc_flib_release leaves it alone */
     /* The runtime's instantiation (the executor's plan), made on first call and freed with the function. */
     void *runtime;
     void (*runtime_free)(void *runtime);
@@ -137,7 +138,8 @@ tfc_gfunc *tfc_flib_add(tfc_flib *lib, const char *name, tfc_status *st);
 void tfc_flib_remove(tfc_flib *lib, tfc_gfunc *fn);
 /* True when a node of some function of lib other than `except` has a function attr naming `name`. */
 bool tfc_flib_is_referenced(const tfc_flib *lib, const char *name, const tfc_gfunc *except);
-/* Removes fn and the gradient functions built for it ("<name>_grad...") when no other function calls them. */
+/* Removes fn when no other function calls it, with the gradient functions built for it ("<name>_grad...") and
+ * the unpinned functions it called (branches, bodies) that nothing else calls. */
 void tfc_flib_release(tfc_flib *lib, tfc_gfunc *fn);
 /* Adds argument `name` (a Placeholder node in the body). Returns the node id or -1. */
 int tfc_gfunc_add_arg(tfc_gfunc *fn, const char *name, tfc_dtype dt, const tfc_shape *shape, tfc_status *st);

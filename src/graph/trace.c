@@ -266,3 +266,61 @@ bool tfc_gfunc_replay(tfc_ctx *ctx, const tfc_gfunc *fn, tfc_tensor *const *in, 
     tfc_free(vals);
     return ok;
 }
+
+void tfc_captures_free(tfc_tensor **caps, int n) {
+    for (int i = 0; i < n; i++) tfc_tensor_unref(caps[i]);
+    tfc_free(caps);
+}
+
+tfc_gfunc *tfc_trace_callback(tfc_ctx *ctx, const char *name, tfc_callback_fn fn, void *user, const tfc_dtype *dts,
+                              const tfc_shape *shapes, int n, char *const *arg_names, tfc_tensor ***caps,
+                              int *n_caps, tfc_status *st) {
+    tfc_tape *saved[TFC_MAX_TAPES];
+    const int n_saved = ctx->n_tapes, paused = ctx->record_paused;
+    memcpy(saved, ctx->tapes, (size_t)n_saved * sizeof *saved);
+    ctx->n_tapes = 0;
+    ctx->record_paused = 0;
+    tfc_gfunc *res = NULL;
+    tfc_trace t;
+    *caps = NULL;
+    *n_caps = 0;
+    bool ok = tfc_trace_begin(ctx, &t, name, st);
+    if (!ok) goto restore;
+    tfc_tensor *args[TFC_MAX_IO], *outs[TFC_MAX_IO];
+    for (int i = 0; i < n && ok; i++) {
+        char an[32];
+        snprintf(an, sizeof an, "args_%d", i);
+        ok = (args[i] = tfc_trace_arg(&t, arg_names && arg_names[i] ? arg_names[i] : an, dts[i], &shapes[i], st)) != NULL;
+    }
+    int n_out = ok ? fn(ctx, args, n, outs, TFC_MAX_IO, user, st) : -1;
+    if (n_out < 0 || ctx->trace != &t) {
+        if (n_out >= 0) tfc_status_set(st, TFC_INTERNAL, "function '%s': a nested trace was left open", name);
+        ok = false;
+    }
+    if (ok && n_out > TFC_MAX_IO)
+        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "function '%s' returned %d outputs, more than %d", name, n_out,
+                            TFC_MAX_IO);
+    if (ok) ok = tfc_trace_finish(&t, outs, n_out, st);
+    if (!ok) {
+        while (ctx->trace && ctx->trace != t.outer && ctx->trace != &t) tfc_trace_abort(ctx->trace);
+        tfc_trace_abort(&t);
+        goto restore;
+    }
+    tfc_tensor **c = tfc_malloc((size_t)t.n_caps * sizeof *c + 1);
+    if (!c) {
+        tfc_status_oom(st, "trace", 0);
+        tfc_flib_remove(t.fn->lib, t.fn);
+        tfc_trace_free_caps(&t);
+        goto restore;
+    }
+    for (int i = 0; i < t.n_caps; i++)
+        if (!t.caps[i].is_const) c[(*n_caps)++] = tfc_tensor_ref(t.caps[i].src);
+    *caps = c;
+    res = t.fn;
+    tfc_trace_free_caps(&t);
+restore:
+    memcpy(ctx->tapes, saved, (size_t)n_saved * sizeof *saved);
+    ctx->n_tapes = n_saved;
+    ctx->record_paused = paused;
+    return res;
+}

@@ -58,6 +58,18 @@ void tfc_trace_free_caps(tfc_trace *t);
 int tfc_trace_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs, int n_attrs,
                  tfc_tensor **out, int max_out, tfc_status *st);
 
+/* Traces a C callback (tfc_function_fn) into a new library function `name` whose arguments are n placeholders
+ * of dts / shapes (arg_names may be NULL) followed by one per input capture. Outer tapes are hidden during the
+ * trace (the call or control-flow node is what they record). On success returns the function and sets
+ * *caps / *n_caps to the captured outside tensors (references the caller releases with tfc_captures_free), in
+ * argument order; on failure nothing is left in the library. */
+typedef int (*tfc_callback_fn)(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out,
+                               void *user, tfc_status *st);
+tfc_gfunc *tfc_trace_callback(tfc_ctx *ctx, const char *name, tfc_callback_fn fn, void *user, const tfc_dtype *dts,
+                              const tfc_shape *shapes, int n, char *const *arg_names, tfc_tensor ***caps,
+                              int *n_caps, tfc_status *st);
+void tfc_captures_free(tfc_tensor **caps, int n);
+
 /* Replays fn's body through tfc_execute_op on `in` (n_args tensors; eagerly or into the active trace), writing
  * its n_rets results (scope-owned) to out. Used to differentiate a function (under a tape) and to inline it. */
 bool tfc_gfunc_replay(tfc_ctx *ctx, const tfc_gfunc *fn, tfc_tensor *const *in, tfc_tensor **out, tfc_status *st);

@@ -22,5 +22,6 @@
     TFC_OP_FAMILY(string) \
     TFC_OP_FAMILY(graph) \
     TFC_OP_FAMILY(functional) \
+    TFC_OP_FAMILY(control_flow) \
 
 #endif

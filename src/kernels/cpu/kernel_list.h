@@ -20,5 +20,6 @@
     TFC_KERNEL_FAMILY(string) \
     TFC_KERNEL_FAMILY(graph) \
     TFC_KERNEL_FAMILY(functional) \
+    TFC_KERNEL_FAMILY(control_flow) \
 
 #endif
