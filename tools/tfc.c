@@ -1,8 +1,9 @@
-/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops). */
+/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c). */
 #include <stdio.h>
 #include <string.h>
 
 #include "tfc/tfc.h"
+#include "tfc_tools.h"
 
 static int cmd_ops(int argc, char **argv) {
     tfc_status st = TFC_STATUS_INIT;
@@ -30,6 +31,7 @@ static int cmd_ops(int argc, char **argv) {
 
 static void usage(FILE *f) {
     fprintf(f, "usage: tfc <command> [args]\n\ncommands:\n  ops [FILTER]   list registered ops with dtypes and gradients\n");
+    tfc_tool_graph_usage(f);
 }
 
 int main(int argc, char **argv) {
@@ -38,6 +40,7 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     if (!strcmp(argv[1], "ops")) return cmd_ops(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "graph")) return tfc_tool_graph(argc - 2, argv + 2);
     fprintf(stderr, "tfc: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

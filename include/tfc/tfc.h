@@ -15,6 +15,8 @@
 #include "tfc/control_flow.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
+#include "tfc/graphdef.h"
+#include "tfc/npy.h"
 #include "tfc/keras.h"
 
 #endif

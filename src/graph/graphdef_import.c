@@ -1,0 +1,299 @@
+/* GraphDef -> graph IR: every library function and the graph's own nodes become IR functions whose nodes are
+ * added in dependency order through tfc_graph_add_op (attrs resolved and shapes inferred as when tracing). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/graphdef_io.h"
+#include "proto/graphdef_internal.h"
+
+typedef struct {
+    tfc_graphdef *gd;
+    const tfc_gd_body *b;
+    const Tensorflow__FunctionDef *fdef; /* NULL: the graph's own nodes */
+    tfc_gfunc *fn;
+    int *ids;                            /* GraphDef node index -> IR node id (-1: not added yet) */
+    tfc_name_map args;                   /* argument name -> IR node id */
+} imp;
+
+/* The GraphDef node an input string names (control, data, function-body syntax); -1 for an argument. */
+static int64_t producer(const imp *m, const char *in) {
+    if (in[0] == '^') in++;
+    const char *c = strchr(in, ':');
+    char buf[1024];
+    size_t n = c ? (size_t)(c - in) : strlen(in);
+    if (n >= sizeof buf) return -1;
+    memcpy(buf, in, n);
+    buf[n] = 0;
+    if (m->fdef && !c && tfc_name_map_get(&m->args, buf) >= 0) return -1;
+    return tfc_name_map_get(&m->b->names, buf);
+}
+
+/* Kahn's order over the body (validation has ruled out cycles and dangling inputs). */
+static int64_t *topo_order(const imp *m, tfc_status *st) {
+    const size_t n = m->b->n_nodes;
+    int64_t *indeg = tfc_calloc(n + 1, sizeof *indeg), *order = tfc_malloc((n + 1) * sizeof *order);
+    int64_t *off = tfc_calloc(n + 2, sizeof *off), *adj = NULL, *fill = tfc_calloc(n + 1, sizeof *fill);
+    size_t e = 0;
+    if (!indeg || !order || !off || !fill) goto oom;
+    for (size_t i = 0; i < n; i++) e += m->b->nodes[i]->n_input;
+    if (!(adj = tfc_malloc((e + 1) * sizeof *adj))) goto oom;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < m->b->nodes[i]->n_input; k++) {
+            int64_t p = producer(m, m->b->nodes[i]->input[k]);
+            if (p >= 0) off[p + 1]++, indeg[i]++;
+        }
+    for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < m->b->nodes[i]->n_input; k++) {
+            int64_t p = producer(m, m->b->nodes[i]->input[k]);
+            if (p >= 0) adj[off[p] + fill[p]++] = (int64_t)i;
+        }
+    size_t head = 0, tail = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!indeg[i]) order[tail++] = (int64_t)i;
+    while (head < tail) {
+        int64_t u = order[head++];
+        for (int64_t j = off[u]; j < off[u + 1]; j++)
+            if (--indeg[adj[j]] == 0) order[tail++] = adj[j];
+    }
+    tfc_free(indeg);
+    tfc_free(off);
+    tfc_free(adj);
+    tfc_free(fill);
+    if (tail != n) {
+        tfc_free(order);
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GraphDef import: the graph has a cycle"), NULL;
+    }
+    return order;
+oom:
+    tfc_free(indeg);
+    tfc_free(order);
+    tfc_free(off);
+    tfc_free(adj);
+    tfc_free(fill);
+    return tfc_status_oom(st, "GraphDef import", n * 40), NULL;
+}
+
+/* A data input string -> IR port. */
+static bool port_of(const imp *m, const char *in, tfc_gport *out, tfc_status *st) {
+    const char *c = strchr(in, ':');
+    if (m->fdef && !c) {
+        int64_t a = tfc_name_map_get(&m->args, in);
+        if (a >= 0) {
+            *out = (tfc_gport){(int)a, 0};
+            return true;
+        }
+    }
+    int64_t p = producer(m, in);
+    if (p < 0 || m->ids[p] < 0) return tfc_status_set(st, TFC_INTERNAL, "GraphDef import: input '%s' not resolved", in);
+    out->node = m->ids[p];
+    out->index = 0;
+    if (!c) return true;
+    if (!m->fdef) { /* "node:k" */
+        out->index = atoi(c + 1);
+        return true;
+    }
+    /* "node:out_arg:k": the offset of out_arg among the producer's flattened outputs, plus k */
+    const Tensorflow__NodeDef *src = m->b->nodes[p];
+    const char *c2 = strrchr(in, ':');
+    tfc_gd_op op;
+    if (!tfc_gd_op_resolve(m->gd, src->op, &op))
+        return tfc_status_set(st, TFC_NOT_FOUND, "GraphDef import: no op '%s'", src->op);
+    int64_t offset = 0;
+    for (int a = 0; a < tfc_gd_op_num_args(&op, true); a++) {
+        const char *aname;
+        int64_t cnt;
+        if (!tfc_gd_op_arg(&op, src, true, a, &aname, &cnt, st)) return false;
+        if (strlen(aname) == (size_t)(c2 - c - 1) && !strncmp(aname, c + 1, strlen(aname))) {
+            out->index = (int)(offset + atoll(c2 + 1));
+            return true;
+        }
+        offset += cnt;
+    }
+    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GraphDef import: input '%s' names no output of %s", in, src->op);
+}
+
+static bool add_node(imp *m, int64_t i, tfc_status *st) {
+    const Tensorflow__NodeDef *nd = m->b->nodes[i];
+    tfc_gd_op op;
+    if (!tfc_gd_op_resolve(m->gd, nd->op, &op))
+        return tfc_status_set(st, TFC_NOT_FOUND, "Op type not registered '%s' (node '%s')", nd->op, nd->name);
+    if (!m->fdef && !strcmp(nd->op, "Placeholder")) { /* the graph's inputs */
+        tfc_attr dt, shp;
+        const char *where = nd->name;
+        const Tensorflow__AttrValue *v = tfc_gd_node_attr(nd, "dtype");
+        if (!v || !tfc_pb_attr_from_proto(v, "dtype", m->gd->arena, 0, where, &dt, st)) return false;
+        tfc_shape s = {.rank = -1}, *sp = NULL;
+        if ((v = tfc_gd_node_attr(nd, "shape"))) {
+            if (!tfc_pb_attr_from_proto(v, "shape", m->gd->arena, 0, where, &shp, st)) return false;
+            if (shp.n >= 0 && tfc_shape_make(&s, shp.v.ints, shp.n, st)) sp = &s;
+        }
+        int id = tfc_gfunc_add_arg(m->fn, nd->name, dt.v.type, sp, st);
+        m->ids[i] = id;
+        return id >= 0;
+    }
+    tfc_gport ports[TFC_MAX_IO];
+    int n_in = 0, n_ctrl = 0;
+    int *ctrl = nd->n_input ? tfc_malloc(nd->n_input * sizeof *ctrl) : NULL;
+    if (nd->n_input && !ctrl) return tfc_status_oom(st, "GraphDef import", nd->n_input * sizeof *ctrl);
+    bool ok = true;
+    for (size_t k = 0; k < nd->n_input && ok; k++) {
+        const char *in = nd->input[k];
+        if (in[0] == '^') {
+            ctrl[n_ctrl++] = m->ids[producer(m, in)];
+        } else if (n_in == TFC_MAX_IO) {
+            ok = tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': more than %d inputs", nd->name, TFC_MAX_IO);
+        } else {
+            ok = port_of(m, in, &ports[n_in++], st);
+        }
+    }
+    /* attrs the op declares; a call of a library function by name becomes a PartitionedCall */
+    const char *op_name = nd->op;
+    tfc_attr attrs[TFC_MAX_ATTRS + 3];
+    int n_attrs = 0;
+    tfc_dtype *types = NULL;
+    if (ok && op.kind == TFC_GD_OP_FUNCTION) {
+        const Tensorflow__OpDef *s = op.fn->signature;
+        types = tfc_malloc((s->n_input_arg + s->n_output_arg + 1) * sizeof *types);
+        if (!types) ok = tfc_status_oom(st, "GraphDef import", 64);
+        for (size_t k = 0; ok && k < s->n_input_arg + s->n_output_arg; k++) {
+            const Tensorflow__OpDef__ArgDef *a = k < s->n_input_arg ? s->input_arg[k] : s->output_arg[k - s->n_input_arg];
+            if (!a->type) ok = tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': function '%s' has an arg typed by an attr",
+                                              nd->name, nd->op);
+            types[k] = (tfc_dtype)a->type;
+        }
+        bool stateful = false;
+        for (size_t k = 0; k < op.fn->n_node_def && !stateful; k++) {
+            const tfc_op *r = tfc_op_lookup(op.fn->node_def[k]->op);
+            stateful = !r || r->def->stateful;
+        }
+        op_name = stateful ? "StatefulPartitionedCall" : "PartitionedCall";
+        attrs[n_attrs++] = (tfc_attr){.name = "Tin", .kind = TFC_ATTR_LIST_TYPE, .n = (int)s->n_input_arg, .v.types = types};
+        attrs[n_attrs++] = (tfc_attr){.name = "Tout", .kind = TFC_ATTR_LIST_TYPE, .n = (int)s->n_output_arg,
+                                      .v.types = types + s->n_input_arg};
+        attrs[n_attrs++] = TFC_ATTR_FN("f", s->name);
+    } else if (ok) {
+        const tfc_op *r = tfc_op_lookup(op_name);
+        if (!r) ok = tfc_status_set(st, TFC_NOT_FOUND, "Op type not registered '%s' (node '%s')", op_name, nd->name);
+        char where[200];
+        snprintf(where, sizeof where, "node '%s' (%s)", nd->name, nd->op);
+        for (size_t k = 0; ok && k < nd->n_attr; k++) {
+            if (tfc_op_attr_index(r, nd->attr[k]->key) < 0 || n_attrs == TFC_MAX_ATTRS) continue;
+            ok = tfc_pb_attr_from_proto(nd->attr[k]->value, nd->attr[k]->key, m->gd->arena, m->gd->opts.max_tensor_bytes,
+                                        where, &attrs[n_attrs++], st);
+        }
+    }
+    tfc_gnode *node = ok ? tfc_graph_add_op(m->fn->body, op_name, nd->name, ports, n_in, attrs, n_attrs, ctrl, n_ctrl, st)
+                         : NULL;
+    tfc_free(types);
+    tfc_free(ctrl);
+    if (node) m->ids[i] = node->id;
+    return node != NULL;
+}
+
+/* Adds the body's nodes in dependency order. */
+static bool import_body(imp *m, tfc_status *st) {
+    const size_t n = m->b->n_nodes;
+    m->ids = tfc_malloc((n + 1) * sizeof *m->ids);
+    int64_t *order = m->ids ? topo_order(m, st) : NULL;
+    if (!m->ids) tfc_status_oom(st, "GraphDef import", n * sizeof *m->ids);
+    bool ok = order != NULL;
+    for (size_t i = 0; i < n; i++) m->ids[i] = -1;
+    for (size_t i = 0; i < n && ok; i++) ok = add_node(m, order[i], st);
+    tfc_free(order);
+    return ok;
+}
+
+static bool import_function(tfc_graphdef *gd, int f, tfc_flib *lib, tfc_status *st) {
+    const Tensorflow__FunctionDef *fdef = gd->pb->library->function[f];
+    const Tensorflow__OpDef *s = fdef->signature;
+    imp m = {.gd = gd, .b = &gd->fns[f], .fdef = fdef};
+    if (!(m.fn = tfc_flib_add(lib, s->name, st))) return false;
+    bool ok = tfc_name_map_init(&m.args, s->n_input_arg, st);
+    for (size_t a = 0; a < s->n_input_arg && ok; a++) {
+        if (!s->input_arg[a]->type) {
+            ok = tfc_status_set(st, TFC_UNIMPLEMENTED, "function '%s': arg '%s' is typed by an attr (polymorphic "
+                                "functions are not supported)", s->name, s->input_arg[a]->name);
+            break;
+        }
+        int id = tfc_gfunc_add_arg(m.fn, s->input_arg[a]->name, (tfc_dtype)s->input_arg[a]->type, NULL, st);
+        ok = id >= 0;
+        if (ok) tfc_name_map_put(&m.args, s->input_arg[a]->name, id);
+    }
+    ok = ok && import_body(&m, st);
+    /* results and control results */
+    tfc_gport *rets = ok ? tfc_malloc((s->n_output_arg + 1) * sizeof *rets) : NULL;
+    const char **names = ok ? tfc_malloc((s->n_output_arg + 1) * sizeof *names) : NULL;
+    if (ok && (!rets || !names)) ok = tfc_status_oom(st, "GraphDef import", s->n_output_arg * 16);
+    for (size_t o = 0; o < s->n_output_arg && ok; o++) {
+        names[o] = s->output_arg[o]->name;
+        const char *r = NULL;
+        for (size_t k = 0; k < fdef->n_ret && !r; k++)
+            if (!strcmp(fdef->ret[k]->key, names[o])) r = fdef->ret[k]->value;
+        ok = r && port_of(&m, r, &rets[o], st);
+    }
+    ok = ok && tfc_gfunc_set_rets(m.fn, rets, names, (int)s->n_output_arg, st);
+    if (ok && fdef->n_control_ret) {
+        if (!(m.fn->ctrl_rets = tfc_malloc(fdef->n_control_ret * sizeof *m.fn->ctrl_rets)))
+            ok = tfc_status_oom(st, "GraphDef import", fdef->n_control_ret * sizeof(int));
+        for (size_t k = 0; ok && k < fdef->n_control_ret; k++)
+            m.fn->ctrl_rets[m.fn->n_ctrl_rets++] = m.ids[tfc_name_map_get(&m.b->names, fdef->control_ret[k]->value)];
+    }
+    if (ok) tfc_gfunc_update_stateful(m.fn);
+    else tfc_flib_remove(lib, m.fn);
+    tfc_free(rets);
+    tfc_free(names);
+    tfc_free(m.ids);
+    tfc_name_map_clear(&m.args);
+    return ok;
+}
+
+bool tfc_graphdef_import_library(tfc_graphdef *gd, tfc_flib *lib, tfc_status *st) {
+    if (!gd->validated) return tfc_status_set(st, TFC_FAILED_PRECONDITION, "GraphDef import: the graph is not validated");
+    for (size_t f = 0; f < gd->n_fns; f++)
+        if (tfc_flib_find(lib, gd->pb->library->function[f]->signature->name))
+            return tfc_status_set(st, TFC_ALREADY_EXISTS, "GraphDef import: function '%s' is already defined",
+                                  gd->pb->library->function[f]->signature->name);
+    for (size_t f = 0; f < gd->n_fns; f++)
+        if (!import_function(gd, (int)f, lib, st)) {
+            char pre[200];
+            snprintf(pre, sizeof pre, "function '%s': ", gd->pb->library->function[f]->signature->name);
+            tfc_pb_status_prefix(st, pre);
+            for (size_t k = 0; k < f; k++) tfc_flib_remove(lib, tfc_flib_find(lib, gd->pb->library->function[k]->signature->name));
+            return false;
+        }
+    return true;
+}
+
+tfc_gfunc *tfc_graphdef_import_graph(tfc_graphdef *gd, tfc_flib *lib, const char *name, const char *const *outputs,
+                                     int n_outputs, tfc_status *st) {
+    if (!gd->validated)
+        return tfc_status_set(st, TFC_FAILED_PRECONDITION, "GraphDef import: the graph is not validated"), NULL;
+    imp m = {.gd = gd, .b = &gd->top};
+    if (!(m.fn = tfc_flib_add(lib, name, st))) return NULL;
+    bool ok = import_body(&m, st);
+    tfc_gport *rets = ok ? tfc_malloc(((size_t)n_outputs + 1) * sizeof *rets) : NULL;
+    if (ok && !rets) ok = tfc_status_oom(st, "GraphDef import", (size_t)n_outputs * sizeof *rets);
+    for (int o = 0; o < n_outputs && ok; o++) {
+        int64_t p = producer(&m, outputs[o]);
+        const char *c = strchr(outputs[o], ':');
+        if (p < 0 || outputs[o][0] == '^') {
+            ok = tfc_status_set(st, TFC_NOT_FOUND, "output '%s': the graph has no such node", outputs[o]);
+            break;
+        }
+        rets[o] = (tfc_gport){m.ids[p], c ? atoi(c + 1) : 0};
+        if (!tfc_gport_valid(m.fn->body, rets[o]))
+            ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "output '%s': node '%s' has %d outputs", outputs[o],
+                                m.b->nodes[p]->name, m.fn->body->nodes[m.ids[p]]->n_out);
+    }
+    ok = ok && tfc_gfunc_set_rets(m.fn, rets, outputs, n_outputs, st);
+    if (ok) tfc_gfunc_update_stateful(m.fn);
+    tfc_free(rets);
+    tfc_free(m.ids);
+    if (!ok) {
+        tfc_flib_remove(lib, m.fn);
+        return NULL;
+    }
+    return m.fn;
+}
