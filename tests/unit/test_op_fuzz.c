@@ -10,7 +10,8 @@
  *   TFC_FUZZ_ITER=i      run only iteration i of that seed (printed with any failure)
  *   TFC_FUZZ_SECONDS=s   run time (default 45 under sanitizers, 12 otherwise)
  *   TFC_FUZZ_OP=name     only that op
- *   TFC_FUZZ_VERBOSE=1   print every call before making it */
+ *   TFC_FUZZ_VERBOSE=1   print every call before making it (with the seed of a run that a sanitizer stopped,
+ *                        the last line printed is the call that failed) */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/tensor_internal.h"
 #include "ops/registry.h"
 #include "tfc_test.h"
 
@@ -196,7 +198,7 @@ static void desc_tensor(const tfc_tensor *t) {
 typedef struct {
     tfc_tensor *in[TFC_MAX_IO];
     tfc_variable *vars[TFC_MAX_IO];
-    int n_in, n_vars;
+    int n_in, n_made, n_vars; /* inputs passed; made (to release) */
     tfc_attr attrs[TFC_MAX_ATTRS];
     int n_attrs;
     /* attr value storage */
@@ -371,14 +373,16 @@ static bool gen_inputs(call *c, tfc_ctx *ctx, const tfc_op *op) {
                 if (!t) return false;
             }
             c->in[c->n_in++] = t;
+            c->n_made = c->n_in;
         }
     }
+    c->n_made = c->n_in;
     if (chance(3) && c->n_in > 0) c->n_in--; /* a missing input */
     return true;
 }
 
 static void call_free(call *c) {
-    for (int i = 0; i < c->n_in; i++) tfc_tensor_unref(c->in[i]);
+    for (int i = 0; i < c->n_made; i++) tfc_tensor_unref(c->in[i]);
     for (int i = 0; i < c->n_vars; i++) tfc_variable_free(c->vars[i]);
     for (int i = 0; i < TFC_MAX_ATTRS; i++) tfc_tensor_unref(c->attr_tensors[i]);
 }
@@ -402,6 +406,7 @@ typedef struct {
 static bool run_one(tfc_ctx *ctx, const tfc_op *op, stats *s, bool verbose) {
     call c;
     memset(&c, 0, sizeof c);
+    int64_t live = tfc_tensor_live_count();
     desc_n = 0;
     desc[0] = 0;
     bool ok = true;
@@ -444,6 +449,11 @@ static bool run_one(tfc_ctx *ctx, const tfc_op *op, stats *s, bool verbose) {
     }
 done:
     call_free(&c);
+    if (tfc_tensor_live_count() != live) { /* the call kept a tensor alive: a leak */
+        report_current();
+        fprintf(stderr, "  %lld tensors left alive after the call\n", (long long)(tfc_tensor_live_count() - live));
+        ok = false;
+    }
     return ok;
 }
 

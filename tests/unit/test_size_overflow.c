@@ -175,6 +175,63 @@ static void test_interleave_cycle_from_data(void) {
     tfc_dataset_unref(ds);
 }
 
+/* Calls the op fuzzer (test_op_fuzz) found failing under UBSan, each kept as a case. */
+static void test_fuzzer_finds(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    /* SelectV2 broadcasting an empty tensor of huge dims: the broadcast strides overflowed */
+    int64_t big[5] = {0, (int64_t)1 << 31, (int64_t)1 << 40, (int64_t)1 << 40, 2};
+    tfc_tensor *cond = tfc_tensor_new(TFC_BOOL, big, 5, &st), *x = tfc_scalar_f32(4, &st);
+    tfc_tensor *y = tfc_tensor_new(TFC_FLOAT, big, 5, &st);
+    REQUIRE(cond && x && y);
+    expect("select empty huge", "SelectV2", (tfc_tensor *[]){cond, x, y}, 3, NULL, 0, big, 5, 0);
+    tfc_tensor_unref(y);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(cond);
+    /* GatherNd with an index of INT64_MAX: the offset was formed before the bound check */
+    double pv[6] = {1, 2, 3, 4, 5, 6};
+    tfc_tensor *params = tfc_tensor_from_data(TFC_DOUBLE, (int64_t[]){3, 2}, 2, pv, sizeof pv, &st);
+    tfc_tensor *idx = i64m((int64_t[]){INT64_MAX, 1}, 1, 2);
+    tfc_tensor *g = tfc_emit(ctx, "GatherNd", (tfc_tensor *[]){params, idx}, 2, NULL, 0, &st);
+    CHECK(!g && st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "9223372036854775807"));
+    tfc_tensor_unref(g);
+    tfc_tensor_unref(idx);
+    tfc_tensor_unref(params);
+    /* AssignSubVariableOp of INT32_MIN: the negation overflowed; TensorFlow wraps: 5 - INT32_MIN = INT32_MIN + 5 */
+    tfc_tensor *init = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){5, -2}, 8, &st);
+    tfc_tensor *delta = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){INT32_MIN, INT32_MIN}, 8, &st);
+    tfc_variable *v = init ? tfc_variable_new(ctx, init, true, "v", &st) : NULL;
+    REQUIRE(v && delta);
+    CHECK(tfc_variable_assign_sub(ctx, v, delta, &st));
+    CHECK(tfc_tensor_get_f64(tfc_variable_value(v), 0) == (double)INT32_MIN + 5);
+    CHECK(tfc_tensor_get_f64(tfc_variable_value(v), 1) == (double)INT32_MAX - 1);
+    tfc_variable_free(v);
+    tfc_tensor_unref(delta);
+    tfc_tensor_unref(init);
+    /* BatchMatMulV2 of empty operands with huge batch dims: the batch strides overflowed */
+    int64_t bd[5] = {0, B, INT64_MAX, 4, 4};
+    tfc_tensor *a = tfc_tensor_new(TFC_BFLOAT16, bd, 5, &st);
+    REQUIRE(a);
+    expect("batch matmul empty huge", "BatchMatMulV2", (tfc_tensor *[]){a, a}, 2, NULL, 0, bd, 5, 0);
+    tfc_tensor_unref(a);
+    /* UnsortedSegmentSum of rank-8 data with scalar ids: the rank-9 output shape was written past its 8 dims */
+    int64_t d8[8] = {1, 2, 1, 3, 1, 1, 2, 1};
+    tfc_tensor *data = tfc_tensor_new(TFC_DOUBLE, d8, 8, &st), *ids = tfc_scalar_i32(0, &st),
+               *nseg = tfc_scalar_i32(4, &st);
+    REQUIRE(data && ids && nseg);
+    expect("segment sum rank 9", "UnsortedSegmentSum", (tfc_tensor *[]){data, ids, nseg}, 3, NULL, 0, NULL, -1,
+           TFC_INVALID_ARGUMENT);
+    tfc_tensor_unref(nseg);
+    tfc_tensor_unref(ids);
+    tfc_tensor_unref(data);
+    /* BiasAddGrad (NCHW) of an empty [2^31, 4, 0]: 2^31 empty rows were walked (a hang); the result is 4 zeros */
+    tfc_tensor *e = tfc_tensor_new(TFC_UINT8, (int64_t[]){(int64_t)1 << 31, 4, 0}, 3, &st);
+    REQUIRE(e);
+    tfc_tensor *bg = tfc_emit(ctx, "BiasAddGrad", &e, 1, (tfc_attr[]){TFC_ATTR_S("data_format", "NCHW")}, 1, &st);
+    CHECK(bg && tfc_tensor_num_elements(bg) == 4 && tfc_tensor_get_f64(bg, 3) == 0);
+    tfc_tensor_unref(bg);
+    tfc_tensor_unref(e);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 2}, &st);
@@ -182,6 +239,7 @@ int main(void) {
     test_zero_size_huge_dims();
     test_messages_quote_the_caller();
     test_interleave_cycle_from_data();
+    test_fuzzer_finds();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }

@@ -235,8 +235,9 @@ static void bias_view(const tfc_kernel_ctx *k, const tfc_tensor *t, int64_t *out
     const tfc_shape *s = &t->shape;
     bool nchw = !strcmp(tfc_attrs_string(k->attrs, "data_format", "NHWC"), "NCHW");
     int cd = nchw ? 1 : s->rank - 1;
-    *outer = tfc_dims_product(s->dims, 0, cd);
-    *inner = tfc_dims_product(s->dims, cd + 1, s->rank);
+    /* an empty tensor walks nothing: [2^31, 4, 0] must not loop 2^31 times over empty rows */
+    *outer = t->num_elements ? tfc_dims_product(s->dims, 0, cd) : 0;
+    *inner = t->num_elements ? tfc_dims_product(s->dims, cd + 1, s->rank) : 0;
     *ch = s->dims[cd];
 }
 

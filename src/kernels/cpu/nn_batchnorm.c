@@ -228,8 +228,8 @@ static void fill_u(tfc_tensor *t, double v) {
 static void bn_view(const tfc_kernel_ctx *k, const tfc_tensor *x, bn_job *j) {
     const char *df = tfc_attrs_string(k->attrs, "data_format", "NHWC");
     int cd = (!strcmp(df, "NCHW") || !strcmp(df, "NCDHW")) ? 1 : x->shape.rank - 1;
-    j->outer = tfc_dims_product(x->shape.dims, 0, cd);
-    j->inner = tfc_dims_product(x->shape.dims, cd + 1, x->shape.rank);
+    j->outer = x->num_elements ? tfc_dims_product(x->shape.dims, 0, cd) : 0; /* empty: no rows to walk */
+    j->inner = x->num_elements ? tfc_dims_product(x->shape.dims, cd + 1, x->shape.rank) : 0;
     j->ch = x->shape.dims[cd];
 }
 
