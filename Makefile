@@ -2,11 +2,16 @@
 #   make demo   set up and run the main example
 #   make test   set up, build (release + ASan/UBSan), run the C tests and the Python conformance tests
 #   make bench  tfc against OpenBLAS, TensorFlow, PyTorch and ONNX Runtime (QUICK=1: a reduced run)
-# Other targets: build, asan, ctest, ctest-asan, conformance, conformance-asan, deps, venv, clean.
+#   make fuzz   every libFuzzer target for FUZZ_RUNS inputs (default 10^6) on its seed corpus
+# Other targets: build, asan, fuzz-build, ctest, ctest-asan, ctest-fuzz, check-sizes, conformance,
+# conformance-asan, deps, venv, clean.
 
 BUILD   := build
 REL     := $(BUILD)/rel
 ASAN    := $(BUILD)/asan
+FUZZB   := $(BUILD)/fuzz
+FUZZ_RUNS ?= 1000000
+FUZZ_SECONDS ?= 5
 VENV    := $(BUILD)/venv
 PY      := $(VENV)/bin/python
 PYTHON  ?= python3
@@ -14,13 +19,15 @@ JOBS    ?= $(shell nproc)
 PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
-                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv
+                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
+                clang libclang-rt-dev
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras
 PY_MODULES   := pytest numpy tensorflow tf_keras
 BENCH_PY_PACKAGES := torch onnxruntime onnx
 BENCH_PY_MODULES  := torch onnxruntime onnx
 
-.PHONY: all demo test bench build asan conformance conformance-asan ctest ctest-asan deps venv clean
+.PHONY: all demo test bench build asan fuzz-build conformance conformance-asan ctest ctest-asan ctest-fuzz fuzz \
+        check-sizes deps venv clean
 
 all: build
 
@@ -66,7 +73,27 @@ conformance-asan: asan venv
 	ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	TFC_LIBRARY=$(CURDIR)/$(ASAN)/libtfc.so $(PY) -m pytest $(PYTEST_ARGS) tests/conformance
 
-test: ctest ctest-asan conformance
+# libFuzzer targets (tests/fuzz/fuzz_*.c) in their own clang build; ctest-fuzz runs each FUZZ_SECONDS.
+fuzz-build: deps
+	cmake -S . -B $(FUZZB) -DCMAKE_C_COMPILER=clang -DTFC_FUZZ=ON -DCMAKE_BUILD_TYPE=Debug \
+	  -DTFC_FUZZ_SECONDS=$(FUZZ_SECONDS) >/dev/null
+	cmake --build $(FUZZB) -j $(JOBS)
+
+ctest-fuzz: fuzz-build
+	cd $(FUZZB) && ctest --output-on-failure -j $(JOBS)
+
+# Long runs: FUZZ_RUNS inputs per target (make fuzz FUZZ_RUNS=10000000); prints each target's count and time.
+fuzz: fuzz-build
+	@bad=0; for f in $(FUZZB)/tests/fuzz/fuzz_*; do \
+	  [ -f "$$f" ] && [ -x "$$f" ] || continue; r=$${f##*/fuzz_}; \
+	  tests/fuzz/run_fuzz.sh $$f -runs=$(FUZZ_RUNS) tests/fuzz/corpus/$$r $(FUZZB)/tests/fuzz/work/$$r || bad=1; \
+	done; exit $$bad
+
+# No raw multiplication of dims outside src/core/size_check.h (the rule is in that header).
+check-sizes:
+	tools/check_size_arith.sh
+
+test: check-sizes ctest ctest-asan ctest-fuzz conformance
 
 # The main example, examples/fashion_mnist.c (Keras's convnet on Fashion-MNIST); only it and libtfc are built.
 # DEMO_EPOCHS=n overrides its 15 epochs. The last line printed is test_accuracy=0.XXXX.
@@ -87,4 +114,4 @@ bench: deps venv
 	$(PY) bench/bench.py --worker $(BUILD)/bench/tfc_bench $(if $(QUICK),--quick)
 
 clean:
-	rm -rf $(REL) $(ASAN)
+	rm -rf $(REL) $(ASAN) $(FUZZB)

@@ -44,6 +44,9 @@ TFC_API void tfc_alloc_fail_after(int64_t n);
 TFC_API void tfc_alloc_fail_once_after(int64_t n);
 /* Number of allocations that the fault hook made fail since the last tfc_alloc_fail_after(_once) call. */
 TFC_API int64_t tfc_alloc_failures(void);
+/* Makes every allocation of more than max_bytes fail as if out of memory (0: no limit). For fuzz tests, whose
+ * random shapes may ask for any size, and for capping a process's largest single allocation. */
+TFC_API void tfc_alloc_set_limit(size_t max_bytes);
 
 /* ---- thread pool ---------------------------------------------------------------------------------
  * A fixed pool of worker threads; tfc_parallel_for splits [0, n) into contiguous ranges and runs

@@ -85,7 +85,12 @@ static inline void tfc_philox_box_muller_f(uint32_t x0, uint32_t x1, float *f0, 
     const float v1 = (float)(2.0 * 3.14159265358979323846 * (double)tfc_philox_u32_to_float(x1));
     const float u2 = sqrtf(-2.0f * logf(u1));
     float s, c;
+#if defined(__clang__) /* clang has no __builtin_sincosf (the fuzz build); the same values from sinf and cosf */
+    s = sinf(v1);
+    c = cosf(v1);
+#else
     __builtin_sincosf(v1, &s, &c);
+#endif
     *f0 = s * u2;
     *f1 = c * u2;
 }
@@ -97,7 +102,12 @@ static inline void tfc_philox_box_muller_d(uint32_t x0, uint32_t x1, uint32_t x2
     const double v1 = 2.0 * 3.14159265358979323846 * tfc_philox_u64_to_double(x2, x3);
     const double u2 = sqrt(-2.0 * log(u1));
     double s, c;
+#if defined(__clang__)
+    s = sin(v1);
+    c = cos(v1);
+#else
     __builtin_sincos(v1, &s, &c);
+#endif
     *d0 = s * u2;
     *d1 = c * u2;
 }

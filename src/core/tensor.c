@@ -313,7 +313,7 @@ char *tfc_tensor_str(const tfc_tensor *t, char *buf, size_t size, int64_t max_el
         PUT("[]");
     } else {
         blk[r > 0 ? r : 0] = 1;
-        for (int d = r - 1; d >= 0; d--) blk[d] = blk[d + 1] * t->shape.dims[d];
+        for (int d = r - 1; d >= 0; d--) blk[d] = blk[d + 1] * t->shape.dims[d]; /* size-ok: a non-empty tensor */
         for (int64_t i = 0; i < t->num_elements; i++) {
             int opens = r;
             if (i > 0) {

@@ -9,10 +9,16 @@
  * sequential algorithm does, taking elements from the queues. Input elements are read, and inner datasets made,
  * by the consumer. A queue holds block_length elements, at least QUEUE_MIN and at most QUEUE_MAX; workers are
  * woken when a queue is half empty and refill it in runs (one wake-up per element cost 7x the reading itself
- * on small records). Memory is bounded by cycle_length * queue length elements. */
+ * on small records). Memory is bounded by cycle_length * queue length elements.
+ *
+ * Cycle positions are used in order, so no more of them ever hold a slot than input elements were seen: the
+ * slot array grows with the positions used, and a cycle_length beyond what the input can fill costs nothing
+ * (interleave(cycle_length = 2^63 - 1) on 3 elements keeps 3 slots). Once the input has ended, the positions
+ * never used stay empty for good and the walk skips them in one step, where TensorFlow visits each. */
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "data/data_internal.h"
 
 #define QUEUE_MIN 16
@@ -80,14 +86,35 @@ typedef struct ileave_iter {
     data_iter base;
     ileave_in x;
     slot *slots;
+    int64_t cap, n_used;      /* slots allocated; positions [0, n_used) have held one */
     int64_t cycle_length, block_length;
     int64_t ci, bi, num_open;
     bool end_of_input;
 } ileave_iter;
+#define ADVANCE(it) advance_cycle(&(it)->ci, &(it)->bi, (it)->cycle_length, (it)->n_used, (it)->end_of_input)
 
-static void advance_cycle(int64_t *ci, int64_t *bi, int64_t cycle_length) {
+/* The next cycle position (see the top of the file). */
+static void advance_cycle(int64_t *ci, int64_t *bi, int64_t cycle_length, int64_t n_used, bool end_of_input) {
     *bi = 0;
-    *ci = (*ci + 1) % cycle_length;
+    if (++*ci >= cycle_length || (end_of_input && *ci >= n_used)) *ci = 0;
+}
+
+/* Grows an array of `*cap` entries of `size` bytes (zeroing the new ones) so that index `need` fits, doubling
+ * but never past `limit` entries. */
+static bool grow_slots(void **arr, int64_t *cap, int64_t need, int64_t limit, size_t size, const char *what,
+                       tfc_status *st) {
+    if (need < *cap) return true;
+    int64_t c = *cap < 4 ? 4 : *cap;
+    while (c <= need) c = c > INT64_MAX / 2 ? INT64_MAX : 2 * c;
+    if (c > limit) c = limit;
+    size_t bytes;
+    if (!tfc_size_bytes(c, size, &bytes)) return tfc_status_oom(st, what, SIZE_MAX);
+    void *p = tfc_realloc(*arr, bytes);
+    if (!p) return tfc_status_oom(st, what, bytes);
+    memset((char *)p + (size_t)*cap * size, 0, (size_t)(c - *cap) * size);
+    *arr = p;
+    *cap = c;
+    return true;
 }
 
 static void close_slot(slot *s) {
@@ -101,6 +128,9 @@ static bool ileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status 
     ileave_iter *it = (ileave_iter *)it_;
     const ileave_params *ip = it_->ds->p;
     while (!it->end_of_input || it->num_open > 0) {
+        if (!grow_slots((void **)&it->slots, &it->cap, it->ci, it->cycle_length, sizeof *it->slots, it_->ds->kind->name,
+                        st))
+            return false;
         slot *s = &it->slots[it->ci];
         if (s->it) {
             bool e = false;
@@ -110,19 +140,23 @@ static bool ileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status 
                     data_unref_n(out, it_->ds->spec.n);
                     return false;
                 }
-                if (++it->bi == it->block_length) advance_cycle(&it->ci, &it->bi, it->cycle_length);
+                if (++it->bi == it->block_length) ADVANCE(it);
                 return true;
             }
             close_slot(s);
             it->num_open--;
-            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+            ADVANCE(it);
         } else if (!it->end_of_input) {
             bool e = false;
             if (!open_inner(it_, &it->x, &s->ds, &s->it, &e, st)) return false;
-            if (e) it->end_of_input = true;
-            else it->num_open++;
+            if (e) {
+                it->end_of_input = true;
+            } else {
+                it->num_open++;
+                if (it->ci >= it->n_used) it->n_used = it->ci + 1;
+            }
         } else {
-            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+            ADVANCE(it);
         }
     }
     *end = true;
@@ -131,7 +165,7 @@ static bool ileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status 
 
 static void ileave_iter_free(data_iter *it_) {
     ileave_iter *it = (ileave_iter *)it_;
-    for (int64_t i = 0; it->slots && i < it->cycle_length; i++) close_slot(&it->slots[i]);
+    for (int64_t i = 0; i < it->cap; i++) close_slot(&it->slots[i]);
     tfc_free(it->slots);
     ileave_in_free(&it->x, it_->ds->inputs[0]->spec.n);
 }
@@ -144,12 +178,6 @@ static data_iter *ileave_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_s
     if (!it) return NULL;
     it->cycle_length = ip->p.flat_map ? 1 : resolve_cycle(ip->p.cycle_length);
     it->block_length = ip->p.flat_map ? 1 : ip->p.block_length;
-    it->slots = tfc_calloc((size_t)it->cycle_length, sizeof *it->slots);
-    if (!it->slots) {
-        tfc_status_oom(st, ds->kind->name, (size_t)it->cycle_length * sizeof *it->slots);
-        data_iter_free(&it->base);
-        return NULL;
-    }
     if (!ileave_in_init(&it->x, ds, ictx, st)) {
         data_iter_free(&it->base);
         return NULL;
@@ -170,7 +198,8 @@ typedef struct pslot {
 typedef struct pileave_iter {
     data_iter base;
     ileave_in x;
-    pslot *slots;
+    pslot **slots;            /* cap pointers; a slot is made when its position is first used (stable address) */
+    int64_t cap, n_used;
     int64_t cycle_length, block_length;
     int64_t ci, bi, num_open;
     bool end_of_input;
@@ -185,12 +214,41 @@ typedef struct pileave_iter {
     int want_threads, n_threads;
 } pileave_iter;
 
+/* The used position k steps after the current one (k < n_used). */
+static pslot *pslot_after(const pileave_iter *it, int64_t k) {
+    int64_t c = it->ci < it->n_used ? it->ci : 0;
+    return it->slots[(c + k) % it->n_used];
+}
+
 static pslot *pick_work(pileave_iter *it) {
-    for (int64_t k = 0; k < it->cycle_length; k++) {
-        pslot *s = &it->slots[(it->ci + k) % it->cycle_length];
-        if (s->it && !s->busy && !s->ended && s->qn < it->qcap) return s;
+    for (int64_t k = 0; k < it->n_used; k++) {
+        pslot *s = pslot_after(it, k);
+        if (s && s->it && !s->busy && !s->ended && s->qn < it->qcap) return s;
     }
     return NULL;
+}
+
+/* The slot at the current position, made (with its queue) on first use; NULL with st set when out of memory. */
+static pslot *pslot_current(pileave_iter *it, tfc_status *st) {
+    if (!grow_slots((void **)&it->slots, &it->cap, it->ci, it->cycle_length, sizeof *it->slots, "interleave", st))
+        return NULL;
+    pslot *s = it->slots[it->ci];
+    if (s) return s;
+    s = tfc_calloc(1, sizeof *s);
+    if (s) {
+        s->q = tfc_calloc((size_t)it->qcap * (size_t)(it->n ? it->n : 1), sizeof *s->q);
+        s->qst = tfc_calloc((size_t)it->qcap, sizeof *s->qst);
+    }
+    if (!s || !s->q || !s->qst) {
+        if (s) {
+            tfc_free(s->q);
+            tfc_free(s->qst);
+        }
+        tfc_free(s);
+        tfc_status_oom(st, "interleave", 0);
+        return NULL;
+    }
+    return it->slots[it->ci] = s;
 }
 
 static void wake_worker(pileave_iter *it) {
@@ -275,13 +333,17 @@ static bool pileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status
     }
     bool ok = true;
     while (!it->end_of_input || it->num_open > 0) {
-        pslot *s = &it->slots[it->ci];
+        pslot *s = pslot_current(it, st);
+        if (!s) {
+            ok = false;
+            break;
+        }
         if (s->it) {
             while (s->qn == 0 && !s->ended) {
                 if (!it->deterministic) { /* take a ready element of another slot */
-                    for (int64_t k = 1; k < it->cycle_length; k++) {
-                        pslot *o = &it->slots[(it->ci + k) % it->cycle_length];
-                        if (o->qn > 0) {
+                    for (int64_t k = 1; k < it->n_used; k++) {
+                        pslot *o = pslot_after(it, k);
+                        if (o && o->qn > 0) {
                             ok = pop(it, o, out, st);
                             pthread_mutex_unlock(&it->mu);
                             return ok;
@@ -294,7 +356,7 @@ static bool pileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status
             }
             if (s->qn > 0) {
                 ok = pop(it, s, out, st);
-                if (ok && ++it->bi == it->block_length) advance_cycle(&it->ci, &it->bi, it->cycle_length);
+                if (ok && ++it->bi == it->block_length) ADVANCE(it);
                 pthread_mutex_unlock(&it->mu);
                 return ok;
             }
@@ -304,7 +366,7 @@ static bool pileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status
             s->it = NULL;
             s->ended = false;
             it->num_open--;
-            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+            ADVANCE(it);
             pthread_mutex_unlock(&it->mu);
             close_slot(&old);
             pthread_mutex_lock(&it->mu);
@@ -323,10 +385,11 @@ static bool pileave_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status
                 s->it = sit;
                 s->qh = s->qn = 0;
                 it->num_open++;
+                if (it->ci >= it->n_used) it->n_used = it->ci + 1;
                 wake_worker(it);
             }
         } else {
-            advance_cycle(&it->ci, &it->bi, it->cycle_length);
+            ADVANCE(it);
         }
     }
     if (ok) *end = true;
@@ -346,13 +409,15 @@ static void pileave_iter_free(data_iter *it_) {
         pthread_cond_destroy(&it->work_cv);
         pthread_cond_destroy(&it->ready_cv);
     }
-    for (int64_t i = 0; it->slots && i < it->cycle_length; i++) {
-        pslot *s = &it->slots[i];
+    for (int64_t i = 0; i < it->cap; i++) {
+        pslot *s = it->slots[i];
+        if (!s) continue;
         slot sl = {s->ds, s->it};
         close_slot(&sl);
-        if (s->q) data_unref_n(s->q, it->qcap * it->n);
+        data_unref_n(s->q, it->qcap * it->n);
         tfc_free(s->q);
         tfc_free(s->qst);
+        tfc_free(s);
     }
     tfc_free(it->slots);
     tfc_free(it->threads);
@@ -375,8 +440,7 @@ static data_iter *pileave_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_
     if (t > it->cycle_length) t = it->cycle_length;
     if (t > ictx->max_threads) t = ictx->max_threads;
     it->want_threads = t < 1 ? 1 : (int)t;
-    it->slots = tfc_calloc((size_t)it->cycle_length, sizeof *it->slots);
-    it->threads = it->slots ? tfc_calloc((size_t)it->want_threads, sizeof *it->threads) : NULL;
+    it->threads = tfc_calloc((size_t)it->want_threads, sizeof *it->threads);
     if (!it->threads) {
         tfc_status_oom(st, "interleave", 0);
         data_iter_free(&it->base);
@@ -385,16 +449,6 @@ static data_iter *pileave_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_
     pthread_mutex_init(&it->mu, NULL);
     pthread_cond_init(&it->work_cv, NULL);
     pthread_cond_init(&it->ready_cv, NULL);
-    for (int64_t i = 0; i < it->cycle_length; i++) {
-        pslot *s = &it->slots[i];
-        s->q = tfc_calloc((size_t)it->qcap * (size_t)(it->n ? it->n : 1), sizeof *s->q);
-        s->qst = tfc_calloc((size_t)it->qcap, sizeof *s->qst);
-        if (!s->q || !s->qst) {
-            tfc_status_oom(st, "interleave", 0);
-            data_iter_free(&it->base);
-            return NULL;
-        }
-    }
     if (!ileave_in_init(&it->x, ds, ictx, st)) {
         data_iter_free(&it->base);
         return NULL;

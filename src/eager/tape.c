@@ -276,6 +276,7 @@ static bool run_entry(tfc_ctx *ctx, entry *e, idmap *grads, const idmap *reach, 
         for (int i = 0; i < e->n_in; i++) need[i] = differentiable(e->in[i]) && idmap_has(reach, tfc_tensor_key(e->in[i]));
         tfc_grad_ctx g = {.ctx = ctx, .op = e->op->def, .attrs = e->attrs, .n_in = e->n_in, .in = e->in,
                           .n_out = e->n_out, .out = e->out, .dy = dy, .dx = dx, .need_dx = need};
+        tfc_status_clear(st); /* gradient helpers stop at an error already in st (math_ops.c) */
         if (!e->op->def->grad(&g, st)) return false;
     }
     for (int i = 0; i < e->n_in; i++)

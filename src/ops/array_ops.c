@@ -3,6 +3,7 @@
  * tensorflow/python/ops/array_grad.py and emit ops. */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "ops/array_ops.h"
 
@@ -162,7 +163,8 @@ static bool reshape_shape(tfc_shape_ctx *c, tfc_status *st) {
     }
     if (!check_out_rank(c, v->num_elements, st)) return false;
     int n = (int)v->num_elements, unknown = -1;
-    int64_t d[TFC_MAX_RANK], product = 1; /* product of the known non-zero sizes */
+    int64_t d[TFC_MAX_RANK], product = 1; /* product of the known non-zero sizes (INT64_MAX past int64) */
+    int64_t count = 1;                      /* left to right with the zeros, as TensorFlow checks it */
     bool has_zero = false;
     read_all(v, d);
     for (int i = 0; i < n; i++) {
@@ -171,10 +173,10 @@ static bool reshape_shape(tfc_shape_ctx *c, tfc_status *st) {
             unknown = i;
         } else if (d[i] < 0) {
             return TFC_OP_ERR(c, st, "Size %d must be non-negative, not %lld", i, (long long)d[i]);
-        } else if (d[i] == 0) {
-            has_zero = true;
-        } else if (!tfc_mul_overflow_i64(product, d[i], &product)) {
-            return TFC_OP_ERR(c, st, "Shape %s has too many elements", DIMS(d, n));
+        } else {
+            if (!tfc_size_mul(count, d[i], &count)) return TFC_OP_ERR(c, st, "Shape %s has too many elements", DIMS(d, n));
+            if (d[i] == 0) has_zero = true;
+            else if (!tfc_size_mul(product, d[i], &product)) product = INT64_MAX;
         }
     }
     out->rank = n;
@@ -189,11 +191,16 @@ static bool reshape_shape(tfc_shape_ctx *c, tfc_status *st) {
          * dims can still be inferred (TensorFlow's rule: [0,3] -> [0,-1] gives [0,3]). */
         bool in_zero = false;
         for (int i = 0; i < in->rank; i++) {
-            if (in->dims[i] > 0 || !has_zero) in_n *= in->dims[i];
-            else in_zero = true;
+            if (in->dims[i] > 0 || !has_zero) {
+                if (!tfc_size_mul(in_n, in->dims[i], &in_n))
+                    return TFC_OP_ERR(c, st, "Reshape cannot infer the missing input size for %s: the non-zero input "
+                                             "dims multiply past int64", SHP(in));
+            } else {
+                in_zero = true;
+            }
         }
         int64_t missing = product ? in_n / product : 0;
-        if (!in_zero && product * missing != in_n)
+        if (!in_zero && product * missing != in_n) /* size-ok: missing = in_n / product */
             return TFC_OP_ERR(c, st, "Input to reshape is a tensor with %lld values, but the requested shape requires a multiple of %lld",
                               (long long)in_n, (long long)product);
         out->dims[unknown] = missing;
@@ -331,8 +338,9 @@ static bool transpose_shape(tfc_shape_ctx *c, tfc_status *st) {
     bool seen[TFC_MAX_RANK] = {0};
     read_all(v, p);
     for (int i = 0; i < r; i++) {
-        if (p[i] < 0) p[i] += r; /* TensorFlow accepts perm entries in [-rank, rank) */
-        if (p[i] < 0 || p[i] >= r) return TFC_OP_ERR(c, st, "%lld is out of range [0 .. %d)", (long long)p[i], r);
+        int64_t given = p[i]; /* the message quotes the caller's value, not the normalised one */
+        if (p[i] < 0 && p[i] >= -r) p[i] += r; /* TensorFlow accepts perm entries in [-rank, rank) */
+        if (p[i] < 0 || p[i] >= r) return TFC_OP_ERR(c, st, "%lld is out of range [0 .. %d)", (long long)given, r);
         seen[p[i]] = true;
     }
     for (int i = 0; i < r; i++)
@@ -662,7 +670,12 @@ static bool concat_shape(tfc_shape_ctx *c, tfc_status *st) {
                               SHP(s0), i, SHP(si));
         for (int d = 0; d < r; d++) {
             if (d == axis) {
-                o->dims[d] = o->dims[d] < 0 || si->dims[d] < 0 ? -1 : o->dims[d] + si->dims[d];
+                if (o->dims[d] < 0 || si->dims[d] < 0) {
+                    o->dims[d] = -1;
+                } else if (!tfc_size_add(o->dims[d], si->dims[d], &o->dims[d])) {
+                    return TFC_OP_ERR(c, st, "ConcatOp : output dimension %d overflows int64 (adding %lld of shape[%d] = %s)",
+                                      d, (long long)si->dims[d], i, SHP(si));
+                }
             } else if (o->dims[d] >= 0 && si->dims[d] >= 0 && o->dims[d] != si->dims[d]) {
                 return TFC_OP_ERR(c, st, "ConcatOp : Dimension %d in both shapes must be equal: shape[0] = %s vs. shape[%d] = %s",
                                   d, SHP(s0), i, SHP(si));

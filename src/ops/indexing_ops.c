@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "ops/op_util.h"
 
@@ -36,11 +37,7 @@ static int64_t int_at(const tfc_tensor *t, int64_t i) {
     }
 }
 
-static int64_t prod(const int64_t *d, int lo, int hi) {
-    int64_t p = 1;
-    for (int i = lo; i < hi; i++) p *= d[i];
-    return p;
-}
+static int64_t prod(const int64_t *d, int lo, int hi) { return tfc_dims_product(d, lo, hi); }
 
 /* Checked product of dims[lo, hi); false on overflow. */
 static bool prod_checked(const int64_t *d, int lo, int hi, int64_t *out) {
@@ -373,6 +370,9 @@ static bool unsorted_segment_sum_shape(tfc_shape_ctx *c, tfc_status *st) {
     const tfc_tensor *nv = in_value(c, 2);
     int64_t num = nv ? int_at(nv, 0) : -1;
     if (nv && num < 0) return TFC_OP_ERR(c, st, "Input num_segments == %lld must not be negative.", (long long)num);
+    if (1 + d->rank - ids->rank > TFC_MAX_RANK) /* scalar ids on rank-8 data: one dim more than a shape holds */
+        return TFC_OP_ERR(c, st, "output rank %d (num_segments + data.shape %s after segment_ids.shape %s) exceeds the "
+                                 "maximum rank %d", 1 + d->rank - ids->rank, SHP(d), SHP(ids), TFC_MAX_RANK);
     tfc_shape o = {.rank = 1 + d->rank - ids->rank};
     o.dims[0] = num;
     for (int i = ids->rank; i < d->rank; i++) o.dims[1 + i - ids->rank] = d->dims[i];

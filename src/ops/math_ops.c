@@ -90,17 +90,20 @@ static bool add_n_shape(tfc_shape_ctx *c, tfc_status *st) {
 /* ---- gradient helpers -------------------------------------------------------------------------------------
  * Each returns NULL when an argument is NULL (a failure earlier in a chain, st already set), so
  * expressions nest: mul(g, dy, op1(g, "Cos", x, st), st). */
+/* The arguments of one call are evaluated in any order, and a successful emit clears st: so a helper does nothing
+ * once st holds an error, or a later success would hide an earlier failure (a NULL gradient with st OK). The tape
+ * clears st before calling a gradient function. */
 static tfc_tensor *op1(tfc_grad_ctx *g, const char *op, tfc_tensor *a, tfc_status *st) {
-    return a ? tfc_emit(g->ctx, op, &a, 1, NULL, 0, st) : NULL;
+    return a && st->code == TFC_OK ? tfc_emit(g->ctx, op, &a, 1, NULL, 0, st) : NULL;
 }
 static tfc_tensor *op2(tfc_grad_ctx *g, const char *op, tfc_tensor *a, tfc_tensor *b, tfc_status *st) {
     tfc_tensor *in[2] = {a, b};
-    return a && b ? tfc_emit(g->ctx, op, in, 2, NULL, 0, st) : NULL;
+    return a && b && st->code == TFC_OK ? tfc_emit(g->ctx, op, in, 2, NULL, 0, st) : NULL;
 }
 static tfc_tensor *mul(tfc_grad_ctx *g, tfc_tensor *a, tfc_tensor *b, tfc_status *st) { return op2(g, "Mul", a, b, st); }
 /* op(a, v) with a scalar constant v of a's dtype (op(v, a) when const_first). */
 static tfc_tensor *opc(tfc_grad_ctx *g, const char *op, tfc_tensor *a, double v, bool const_first, tfc_status *st) {
-    if (!a) return NULL;
+    if (!a || st->code != TFC_OK) return NULL;
     tfc_tensor *k = tfc_scalar(tfc_tensor_dtype(a), v, st);
     if (!k) return NULL;
     tfc_tensor *r = const_first ? op2(g, op, k, a, st) : op2(g, op, a, k, st);
@@ -109,7 +112,7 @@ static tfc_tensor *opc(tfc_grad_ctx *g, const char *op, tfc_tensor *a, double v,
 }
 /* SelectV2(c, x, v) with a scalar constant v of x's dtype (SelectV2(c, v, x) when const_first). */
 static tfc_tensor *select_c(tfc_grad_ctx *g, tfc_tensor *c, tfc_tensor *x, double v, bool const_first, tfc_status *st) {
-    if (!c || !x) return NULL;
+    if (!c || !x || st->code != TFC_OK) return NULL;
     tfc_tensor *k = tfc_scalar(tfc_tensor_dtype(x), v, st);
     if (!k) return NULL;
     tfc_tensor *in[3] = {c, const_first ? k : x, const_first ? x : k};

@@ -2,6 +2,7 @@
  * gradients as tensorflow/python/ops/math_grad.py. */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "ops/op_util.h"
 
@@ -226,12 +227,12 @@ static bool prod_grad(tfc_grad_ctx *g, tfc_status *st) {
         if (mask[i]) {
             kept.dims[i] = 1;
             perm[np++] = i;
-            reduced_num *= in->dims[i];
+            reduced_num = tfc_dims_product((int64_t[]){reduced_num, in->dims[i]}, 0, 2);
         }
     for (int i = 0; i < r; i++)
         if (!mask[i]) {
             perm[np++] = i;
-            other_num *= in->dims[i];
+            other_num = tfc_dims_product((int64_t[]){other_num, in->dims[i]}, 0, 2);
         }
     for (int i = 0; i < r; i++) inv[perm[i]] = i;
     tfc_shape permuted = {.rank = r}, flat = {.rank = 2, .dims = {reduced_num, other_num}};

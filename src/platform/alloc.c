@@ -26,6 +26,15 @@ void tfc_alloc_fail_once_after(int64_t n) {
 
 int64_t tfc_alloc_failures(void) { return atomic_load(&failures); }
 
+static _Atomic size_t size_limit; /* 0: none */
+void tfc_alloc_set_limit(size_t max_bytes) { atomic_store(&size_limit, max_bytes); }
+
+/* True when an allocation of `size` bytes must fail: larger than the limit, or the injected failure. */
+static bool inject_failure_size(size_t size) {
+    size_t lim = atomic_load_explicit(&size_limit, memory_order_relaxed);
+    return lim && size > lim;
+}
+
 /* True when this allocation must fail. */
 static bool inject_failure(void) {
     int64_t n = atomic_load(&fail_after);
@@ -42,17 +51,18 @@ static bool inject_failure(void) {
 }
 
 void *tfc_malloc(size_t size) {
-    if (inject_failure()) return NULL;
+    if (inject_failure_size(size) || inject_failure()) return NULL;
     return malloc(size ? size : 1);
 }
 
 void *tfc_calloc(size_t n, size_t size) {
-    if (inject_failure()) return NULL;
+    size_t total;
+    if ((!__builtin_mul_overflow(n, size, &total) && inject_failure_size(total)) || inject_failure()) return NULL;
     return calloc(n ? n : 1, size ? size : 1);
 }
 
 void *tfc_realloc(void *p, size_t size) {
-    if (inject_failure()) return NULL;
+    if (inject_failure_size(size) || inject_failure()) return NULL;
     return realloc(p, size ? size : 1);
 }
 
@@ -209,7 +219,7 @@ static size_t round_size(size_t size) {
 static block_hdr *header(void *ptr) { return (block_hdr *)ptr - 1; }
 
 void *tfc_aligned_alloc(size_t size) {
-    if (inject_failure()) return NULL;
+    if (inject_failure_size(size) || inject_failure()) return NULL;
     if (size > PTRDIFF_MAX - 2 * 4096) return NULL; /* no object is that large; rounding and the header fit */
     size_t rs = round_size(size ? size : ALIGN);
     if (rs >= CACHE_MIN_BYTES) {

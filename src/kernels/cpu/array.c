@@ -2,6 +2,7 @@
  * through the strided copy engine of array_copy.c. Shapes and attrs were validated by the op layer. */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/variable.h"
 #include "kernels/cpu/array_copy.h"
 #include "ops/array_ops.h"
@@ -20,18 +21,21 @@ static bool movable(const tfc_kernel_ctx *k, tfc_dtype dt, tfc_status *st) {
     return dt != TFC_RESOURCE && tfc_dtype_size(dt) ? true : tfc_kernel_unimplemented(k, dt, st);
 }
 
+/* An empty output needs no copy; its shape may be one whose strides and offsets overflow ([0, 2^62, 2^62]), so
+ * the kernels below stop before computing them. */
+static bool empty(const tfc_tensor *o) { return o && o->num_elements == 0; }
+
 /* Output o becomes a view of `in` starting at element `off` when the block (dims walked with strides ss) is one
  * contiguous run of the input: no copy. Only when the view stays 64-byte aligned, as kernels may assume
  * aligned data. *done tells whether it happened. */
 static bool try_share(tfc_kernel_ctx *k, int o, tfc_tensor *in, int64_t off, const int64_t *dims, const int64_t *ss,
                       int rank, bool *done, tfc_status *st) {
     *done = false;
-    int64_t expect = 1, n = 1;
-    for (int i = rank - 1; i >= 0; i--) {
-        n *= dims[i];
+    int64_t expect = 1, n = tfc_dims_product(dims, 0, rank);
+    for (int i = rank - 1; i >= 0 && n > 0; i--) {
         if (dims[i] == 1) continue;
         if (ss[i] != expect) return true;
-        expect *= dims[i];
+        expect *= dims[i]; /* size-ok: a suffix product of a non-empty block */
     }
     const char *p = (const char *)in->data + off * (int64_t)tfc_dtype_size(in->dtype);
     if (n == 0 || ((uintptr_t)p & 63u) != 0) return true;
@@ -121,6 +125,7 @@ static bool broadcast_to(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *x = k->in[0], *o = k->out[0];
     if (!movable(k, x->dtype, st)) return false;
     if (tfc_shape_equal(&x->shape, &o->shape)) return forward(k, st);
+    if (empty(o)) return true;
     int r = o->shape.rank, off = r - x->shape.rank;
     int64_t xs[TFC_MAX_RANK], ss[TFC_MAX_RANK], ds[TFC_MAX_RANK];
     tfc_array_strides(&x->shape, xs);
@@ -132,6 +137,7 @@ static bool broadcast_to(tfc_kernel_ctx *k, tfc_status *st) {
 static bool tile(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *x = k->in[0], *o = k->out[0];
     if (!movable(k, x->dtype, st)) return false;
+    if (empty(o)) return true;
     int r = x->shape.rank;
     int64_t xs[TFC_MAX_RANK], os[TFC_MAX_RANK];
     int64_t dims[TFC_COPY_MAX_RANK], ss[TFC_COPY_MAX_RANK], ds[TFC_COPY_MAX_RANK];
@@ -143,7 +149,7 @@ static bool tile(tfc_kernel_ctx *k, tfc_status *st) {
         dims[2 * i + 1] = x->shape.dims[i];
         ss[2 * i] = 0;
         ss[2 * i + 1] = xs[i];
-        ds[2 * i] = x->shape.dims[i] * os[i];
+        ds[2 * i] = x->shape.dims[i] * os[i]; /* size-ok: <= the (non-empty) output's count */
         ds[2 * i + 1] = os[i];
     }
     return tfc_array_copy(k->pool, x->dtype, x->data, 0, ss, o->data, 0, ds, dims, 2 * r, st);
@@ -152,6 +158,7 @@ static bool tile(tfc_kernel_ctx *k, tfc_status *st) {
 static bool transpose(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *x = k->in[0], *o = k->out[0];
     if (!movable(k, x->dtype, st)) return false;
+    if (empty(o)) return true;
     int r = x->shape.rank;
     int64_t xs[TFC_MAX_RANK], ss[TFC_MAX_RANK], ds[TFC_MAX_RANK];
     bool ident = true;
@@ -174,6 +181,7 @@ static bool transpose(tfc_kernel_ctx *k, tfc_status *st) {
 static bool slice(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *x = k->in[0], *o = k->out[0];
     if (!movable(k, x->dtype, st)) return false;
+    if (empty(o) && !tfc_shape_equal(&x->shape, &o->shape)) return true;
     int r = x->shape.rank;
     int64_t xs[TFC_MAX_RANK], ds[TFC_MAX_RANK], off = 0;
     tfc_array_strides(&x->shape, xs);
@@ -218,6 +226,7 @@ static bool strided_slice(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_strided_slice_spec sp;
     if (!ss_spec(k, 1, &x->shape, &sp, st)) return false;
     if (sp.is_identity) return forward(k, st);
+    if (empty(o)) return true;
     int64_t ss[TFC_MAX_RANK], ds[TFC_MAX_RANK];
     int64_t off = ss_block(&sp, &x->shape, ss);
     tfc_array_strides(&sp.processing, ds);
@@ -231,6 +240,7 @@ static bool strided_slice_grad(tfc_kernel_ctx *k, tfc_status *st) {
     if (!movable(k, dy->dtype, st)) return false;
     tfc_strided_slice_spec sp;
     if (!ss_spec(k, 1, &o->shape, &sp, st)) return false;
+    if (empty(o)) return true;
     if (o->dtype != TFC_STRING) memset(o->data, 0, (size_t)o->num_elements * tfc_dtype_size(o->dtype));
     int64_t ds[TFC_MAX_RANK], ss[TFC_MAX_RANK];
     int64_t off = ss_block(&sp, &o->shape, ds);
@@ -268,18 +278,17 @@ static bool join_split(tfc_kernel_ctx *k, tfc_tensor *const *parts, int n, tfc_t
                        bool stacked, tfc_status *st) {
     join_job j = {.parts = parts, .n = n, .whole = whole, .pre = 1, .join = join, .es = tfc_dtype_size(whole->dtype)};
     if (!movable(k, whole->dtype, st)) return false;
+    if (whole->num_elements == 0) return true;
     const tfc_shape *ws = &whole->shape;
-    int64_t post = 1;
-    for (int i = 0; i < axis; i++) j.pre *= ws->dims[i];
-    for (int i = axis + 1; i < ws->rank; i++) post *= ws->dims[i];
-    j.row = ws->dims[axis] * post;
+    j.pre = tfc_dims_product(ws->dims, 0, axis);
+    int64_t post = tfc_dims_product(ws->dims, axis + 1, ws->rank);
+    j.row = tfc_dims_product(ws->dims, axis, ws->rank);
     int64_t off = 0;
     for (int i = 0; i < n; i++) {
-        j.cols[i] = (stacked ? 1 : parts[i]->shape.dims[axis]) * post;
+        j.cols[i] = (stacked ? 1 : parts[i]->shape.dims[axis]) * post; /* size-ok: <= j.row */
         j.offs[i] = off;
         off += j.cols[i];
     }
-    if (whole->num_elements == 0) return true;
     int threads = tfc_threadpool_size(k->pool);
     if (whole->dtype != TFC_STRING && j.pre >= 4 * threads) {
         tfc_parallel_for(k->pool, j.pre, j.row * (int64_t)j.es / 8 + 8, join_rows, &j);
@@ -341,6 +350,7 @@ static bool unpack(tfc_kernel_ctx *k, tfc_status *st) {
 static bool pad_common(tfc_kernel_ctx *k, const void *constant, tfc_status *st) {
     tfc_tensor *x = k->in[0], *o = k->out[0];
     if (!movable(k, x->dtype, st)) return false;
+    if (empty(o) && !tfc_shape_equal(&x->shape, &o->shape)) return true;
     int r = x->shape.rank;
     int64_t xs[TFC_MAX_RANK], os[TFC_MAX_RANK], off = 0;
     tfc_array_strides(&x->shape, xs);

@@ -1,6 +1,7 @@
 /* The strided block copy engine (see array_copy.h). */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/array_copy.h"
 
 #define TILE 32 /* transpose tile edge: 2 x 32 cache lines stay in L1 */
@@ -18,13 +19,7 @@ typedef struct {
     int64_t tiles;    /* transpose: tiles along tk */
 } plan;
 
-void tfc_array_strides(const tfc_shape *s, int64_t *strides) {
-    int64_t m = 1;
-    for (int i = s->rank - 1; i >= 0; i--) {
-        strides[i] = m;
-        m *= s->dims[i];
-    }
-}
+void tfc_array_strides(const tfc_shape *s, int64_t *strides) { tfc_dims_strides(s->dims, s->rank, strides); }
 
 /* Offsets of outer row r (row-major over p->outer) and the index vector, to continue with next_row. */
 static void row_start(const plan *p, int64_t r, int64_t *idx, int64_t *so, int64_t *dof) {
@@ -141,7 +136,7 @@ static void transpose_fn(void *arg, int64_t begin, int64_t end) {
 
 static bool copy_strings(const plan *p, tfc_status *st) {
     int64_t idx[TFC_COPY_MAX_RANK], so, dof, rows = 1;
-    for (int k = 0; k < p->n_outer; k++) rows *= p->dims[p->outer[k]];
+    for (int k = 0; k < p->n_outer; k++) rows *= p->dims[p->outer[k]]; /* size-ok: <= the block's count */
     row_start(p, 0, idx, &so, &dof);
     const tfc_tstring *s = (const tfc_tstring *)p->src;
     tfc_tstring *d = (tfc_tstring *)p->dst;
@@ -158,11 +153,13 @@ bool tfc_array_copy(tfc_threadpool *pool, tfc_dtype dt, const void *src, int64_t
                     void *dst, int64_t dst_off, const int64_t *dst_strides, const int64_t *dims, int rank,
                     tfc_status *st) {
     plan p = {.es = tfc_dtype_size(dt), .tk = -1};
+    /* An empty block copies nothing, and its offsets and strides may be meaningless (see size_check.h). */
+    for (int i = 0; i < rank; i++)
+        if (dims[i] == 0) return true;
     p.src = (const char *)src + src_off * (int64_t)p.es;
     p.dst = (char *)dst + dst_off * (int64_t)p.es;
-    /* Drop unit dims; an empty block copies nothing. */
+    /* Drop unit dims. */
     for (int i = 0; i < rank; i++) {
-        if (dims[i] == 0) return true;
         if (dims[i] == 1) continue;
         p.dims[p.rank] = dims[i];
         p.ss[p.rank] = src_strides[i];
@@ -172,8 +169,10 @@ bool tfc_array_copy(tfc_threadpool *pool, tfc_dtype dt, const void *src, int64_t
     /* Merge dims that are contiguous with their inner neighbour in both src and dst. */
     int r = 0;
     for (int i = 0; i < p.rank; i++) {
-        if (r > 0 && p.ss[r - 1] == p.ss[i] * p.dims[i] && p.ds[r - 1] == p.ds[i] * p.dims[i]) {
-            p.dims[r - 1] *= p.dims[i];
+        int64_t sspan, dspan; /* signed strides: a reversed StridedSlice walks backwards */
+        if (r > 0 && !__builtin_mul_overflow(p.ss[i], p.dims[i], &sspan) && p.ss[r - 1] == sspan &&
+            !__builtin_mul_overflow(p.ds[i], p.dims[i], &dspan) && p.ds[r - 1] == dspan) {
+            p.dims[r - 1] *= p.dims[i]; /* size-ok: a non-empty block's dims multiply to its count */
             p.ss[r - 1] = p.ss[i];
             p.ds[r - 1] = p.ds[i];
             continue;
@@ -202,8 +201,8 @@ bool tfc_array_copy(tfc_threadpool *pool, tfc_dtype dt, const void *src, int64_t
     for (int i = 0; i < p.inner; i++)
         if (i != p.tk) p.outer[p.n_outer++] = i;
     int64_t rows = 1;
-    for (int k = 0; k < p.n_outer; k++) rows *= p.dims[p.outer[k]];
-    int64_t row_bytes = p.dims[p.inner] * (int64_t)p.es;
+    for (int k = 0; k < p.n_outer; k++) rows *= p.dims[p.outer[k]]; /* size-ok: <= the block's count */
+    int64_t row_bytes = p.dims[p.inner] * (int64_t)p.es; /* size-ok: one row of a destination that exists */
     if (p.tk >= 0) {
         p.tiles = (p.dims[p.tk] + TILE - 1) / TILE;
         tfc_parallel_for(pool, rows * p.tiles, TILE * row_bytes / 4 + 1, transpose_fn, &p);

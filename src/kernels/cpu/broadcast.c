@@ -1,3 +1,4 @@
+#include "core/size_check.h"
 #include "kernels/cpu/broadcast.h"
 
 void tfc_bcast_init(tfc_bcast *bc, const tfc_shape *a, const tfc_shape *b, const tfc_shape *out) {
@@ -16,7 +17,7 @@ void tfc_bcast_init(tfc_bcast *bc, const tfc_shape *a, const tfc_shape *b, const
         if (out->dims[i] == 1) continue;
         bool ab = ad[i] == 1, bb = bd[i] == 1;
         if (m > 0 && ((ma[m - 1] == 1) == ab) && ((mb[m - 1] == 1) == bb) && ((od[m - 1] != 1))) {
-            od[m - 1] *= out->dims[i];
+            od[m - 1] = tfc_dims_product((int64_t[]){od[m - 1], out->dims[i]}, 0, 2);
             ma[m - 1] = ab ? 1 : od[m - 1];
             mb[m - 1] = bb ? 1 : od[m - 1];
         } else {

@@ -36,6 +36,12 @@ typedef int wvi __attribute__((vector_size(64)));
 typedef float v4 __attribute__((vector_size(16)));
 typedef float v4u __attribute__((vector_size(16), aligned(4), may_alias));
 typedef int v4i __attribute__((vector_size(16)));
+/* A lane permutation by constant indices (GCC's and clang's builtins differ; clang builds the fuzz targets). */
+#if defined(__clang__)
+#define SHUF4(v, a, b, c, d) __builtin_shufflevector((v), (v), a, b, c, d)
+#else
+#define SHUF4(v, a, b, c, d) __builtin_shuffle((v), (v4i){a, b, c, d})
+#endif
 #define LOAD4(p) ((v4)(*(const v4u *)(p)))
 #define STORE4(p, x) (*(v4u *)(p) = (x))
 
@@ -83,10 +89,9 @@ TFC_SIMD_CLONES static void input_xform(const ws_job *j, int64_t r0, int64_t r1,
                 const v4 d0 = LOAD4(row[0] + iw0), d1 = LOAD4(row[1] + iw0), d2 = LOAD4(row[2] + iw0),
                          d3 = LOAD4(row[3] + iw0);
                 const v4 c[4] = {d0 - d2, d1 + d2, d2 - d1, d1 - d3}; /* c[a][b]: B^T row a, patch column b */
-                const v4i lo = {0, 1, 2, 1}, hi = {2, 2, 1, 3};
                 const v4 sign = {-1.0f, 1.0f, -1.0f, -1.0f};
                 for (int a = 0; a < 4; a++) { /* (c0 - c2, c1 + c2, c2 - c1, c1 - c3) */
-                    const v4 va = __builtin_shuffle(c[a], lo) + __builtin_shuffle(c[a], hi) * sign;
+                    const v4 va = SHUF4(c[a], 0, 1, 2, 1) + SHUF4(c[a], 2, 2, 1, 3) * sign;
                     STORE4(o + 4 * a, va);
                 }
                 continue;

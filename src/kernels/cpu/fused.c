@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/epilogue.h"
 #include "kernels/cpu/gemm.h"
@@ -215,8 +216,7 @@ static bool fused_bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
     if (g->dtype != TFC_FLOAT && g->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, g->dtype, st);
     const tfc_shape *s = &g->shape;
     j.ch = s->dims[s->rank - 1];
-    j.rows = 1;
-    for (int i = 0; i < s->rank - 1; i++) j.rows *= s->dims[i];
+    j.rows = tfc_dims_product(s->dims, 0, s->rank - 1);
     if (!k->out[0] && !tfc_kernel_alloc_output(k, 0, s->dims, s->rank, st)) return false;
     if (!k->out[1] && !tfc_kernel_alloc_output(k, 1, &j.ch, 1, st)) return false;
     j.dz = k->out[0]->data;

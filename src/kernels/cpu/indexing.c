@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/kernels.h"
 
 bool tfc_k_range(tfc_kernel_ctx *k, tfc_status *st);
@@ -29,11 +30,7 @@ static inline int64_t idx_at(const void *p, tfc_dtype dt, int64_t i) {
     }
 }
 
-static inline int64_t prod_dims(const int64_t *d, int lo, int hi) {
-    int64_t p = 1;
-    for (int i = lo; i < hi; i++) p *= d[i];
-    return p;
-}
+static inline int64_t prod_dims(const int64_t *d, int lo, int hi) { return tfc_dims_product(d, lo, hi); }
 
 /* Outputs the framework could not preallocate (a graph shape function ran without input values) are
  * allocated here after running the op's shape function on the concrete inputs, which also validates them. */
@@ -216,7 +213,7 @@ static bool nd_offsets(const char *op, const tfc_tensor *indices, const int64_t 
         for (int64_t d = 0; d < D; d++) {
             int64_t v = idx_at(ix, dt, n * D + d);
             bad |= v < 0 || v >= dims[d];
-            o = o * dims[d] + v;
+            if (!bad) o = o * dims[d] + v; /* size-ok: valid indices address an element of a tensor that exists */
         }
         if (!bad) {
             off[n] = o;

@@ -131,6 +131,8 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
     j.k = x->shape.dims[ta ? xr - 2 : xr - 1];
     j.brank = orank - 2;
     j.batch = 1;
+    /* before the strides: an empty output's batch dims may multiply past int64 ([0, 2^62, 2^63-1, ...]) */
+    if (out->num_elements == 0) return true;
     int64_t sa = 1, sb = 1;
     for (int d = j.brank - 1; d >= 0; d--) {
         int ia = d - (j.brank - (xr - 2)), ib = d - (j.brank - (yr - 2));
@@ -142,7 +144,6 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
         sb *= db;
         j.batch *= j.bdims[d];
     }
-    if (out->num_elements == 0) return true;
 
     if (dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16) {
         float *buf = NULL, *cf = NULL;

@@ -1,6 +1,7 @@
 /* SelectV2 (three-way broadcasting select), ClipByValue and AddN kernels. */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/math_internal.h"
 #include "ops/registry.h" /* TFC_MAX_IO */
 
@@ -28,7 +29,7 @@ static void bcast3_init(bcast3 *b, const tfc_shape *const s[3], const tfc_shape 
             int ii = i - (r - s[k]->rank);
             int64_t d = ii >= 0 ? s[k]->dims[ii] : 1;
             b->str[k][i] = d == 1 ? 0 : stride;
-            stride *= d;
+            if (!tfc_size_mul(stride, d, &stride)) stride = 0; /* an empty output: nothing is addressed */
         }
     }
     b->inner = b->dims[b->rank - 1];

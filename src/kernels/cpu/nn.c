@@ -2,6 +2,7 @@
  * kernel table (softmax and cross-entropy kernels are in nn_softmax.c, batch norm in nn_batchnorm.c).
  * float32 and float64 run typed loops the compiler vectorises; half and bfloat16 are widened to float32
  * in blocks; integer dtypes (Relu, Relu6, BiasAdd) run typed loops too. */
+#include "core/size_check.h"
 #include "kernels/cpu/nn_internal.h"
 
 /* ---- shared helpers ---- */
@@ -234,10 +235,9 @@ static void bias_view(const tfc_kernel_ctx *k, const tfc_tensor *t, int64_t *out
     const tfc_shape *s = &t->shape;
     bool nchw = !strcmp(tfc_attrs_string(k->attrs, "data_format", "NHWC"), "NCHW");
     int cd = nchw ? 1 : s->rank - 1;
-    *outer = 1;
-    *inner = 1;
-    for (int i = 0; i < cd; i++) *outer *= s->dims[i];
-    for (int i = cd + 1; i < s->rank; i++) *inner *= s->dims[i];
+    /* an empty tensor walks nothing: [2^31, 4, 0] must not loop 2^31 times over empty rows */
+    *outer = t->num_elements ? tfc_dims_product(s->dims, 0, cd) : 0;
+    *inner = t->num_elements ? tfc_dims_product(s->dims, cd + 1, s->rank) : 0;
     *ch = s->dims[cd];
 }
 

@@ -8,6 +8,7 @@
  * over row chunks in parallel, vectorised across channels), the spatial size for NCHW/NCDHW (channels
  * run in parallel, vectorised along the spatial strip). Statistics accumulate in double over float
  * blocks. half/bfloat16 inputs are widened to float32; U (the statistics dtype) is read into double. */
+#include "core/size_check.h"
 #include "kernels/cpu/nn_internal.h"
 
 typedef struct {
@@ -227,10 +228,8 @@ static void fill_u(tfc_tensor *t, double v) {
 static void bn_view(const tfc_kernel_ctx *k, const tfc_tensor *x, bn_job *j) {
     const char *df = tfc_attrs_string(k->attrs, "data_format", "NHWC");
     int cd = (!strcmp(df, "NCHW") || !strcmp(df, "NCDHW")) ? 1 : x->shape.rank - 1;
-    j->outer = 1;
-    j->inner = 1;
-    for (int i = 0; i < cd; i++) j->outer *= x->shape.dims[i];
-    for (int i = cd + 1; i < x->shape.rank; i++) j->inner *= x->shape.dims[i];
+    j->outer = x->num_elements ? tfc_dims_product(x->shape.dims, 0, cd) : 0; /* empty: no rows to walk */
+    j->inner = x->num_elements ? tfc_dims_product(x->shape.dims, cd + 1, x->shape.rank) : 0;
     j->ch = x->shape.dims[cd];
 }
 

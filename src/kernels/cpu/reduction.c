@@ -14,6 +14,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/kernels.h"
 
 typedef enum { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ALL, R_ANY } red_op;
@@ -420,7 +421,7 @@ static bool reduce(tfc_kernel_ctx *k, red_op op, tfc_status *st) {
     int ng = 0;
     for (int i = 0; i < rank; i++) {
         if (in->shape.dims[i] == 1) continue;
-        if (ng > 0 && gr[ng - 1] == mask[i]) gs[ng - 1] *= in->shape.dims[i];
+        if (ng > 0 && gr[ng - 1] == mask[i]) gs[ng - 1] = tfc_dims_product((int64_t[]){gs[ng - 1], in->shape.dims[i]}, 0, 2);
         else gs[ng] = in->shape.dims[i], gr[ng++] = mask[i];
     }
     bool any_reduced = false;
@@ -617,9 +618,8 @@ static bool arg_reduce(tfc_kernel_ctx *k, bool is_max, tfc_status *st) {
     int rank = in->shape.rank, axis = (int)(a < 0 ? a + rank : a);
     arg_job j = {.x = in->data, .out = out->data, .dt = in->dtype, .odt = out->dtype, .R = in->shape.dims[axis],
                  .inner = 1, .is_max = is_max};
-    int64_t outer = 1;
-    for (int i = 0; i < axis; i++) outer *= in->shape.dims[i];
-    for (int i = axis + 1; i < rank; i++) j.inner *= in->shape.dims[i];
+    int64_t outer = tfc_dims_product(in->shape.dims, 0, axis);
+    j.inner = tfc_dims_product(in->shape.dims, axis + 1, rank);
     tfc_parallel_for(k->pool, outer, j.R * j.inner * 2, arg_range, &j);
     return true;
 }

@@ -81,8 +81,19 @@ static void add_into(tfc_dtype dt, void *dst, const void *a, const void *b, int6
     switch (dt) {
     case TFC_FLOAT: for (int64_t i = 0; i < n; i++) ((float *)dst)[i] = ((const float *)a)[i] + (float)sign * ((const float *)b)[i]; break;
     case TFC_DOUBLE: for (int64_t i = 0; i < n; i++) ((double *)dst)[i] = ((const double *)a)[i] + sign * ((const double *)b)[i]; break;
-    case TFC_INT32: for (int64_t i = 0; i < n; i++) ((int32_t *)dst)[i] = (int32_t)((uint32_t)((const int32_t *)a)[i] + (uint32_t)((int32_t)sign * ((const int32_t *)b)[i])); break;
-    case TFC_INT64: for (int64_t i = 0; i < n; i++) ((int64_t *)dst)[i] = (int64_t)((uint64_t)((const int64_t *)a)[i] + (uint64_t)((int64_t)sign * ((const int64_t *)b)[i])); break;
+    /* integers wrap as TensorFlow's; negating INT_MIN in signed arithmetic would overflow, so subtract unsigned */
+    case TFC_INT32:
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t x = (uint32_t)((const int32_t *)a)[i], y = (uint32_t)((const int32_t *)b)[i];
+            ((int32_t *)dst)[i] = (int32_t)(sign > 0 ? x + y : x - y);
+        }
+        break;
+    case TFC_INT64:
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t x = (uint64_t)((const int64_t *)a)[i], y = (uint64_t)((const int64_t *)b)[i];
+            ((int64_t *)dst)[i] = (int64_t)(sign > 0 ? x + y : x - y);
+        }
+        break;
     default:
         for (int64_t i = 0; i < n; i++)
             tfc_dtype_set_f64(dt, dst, i, tfc_dtype_get_f64(dt, a, i) + sign * tfc_dtype_get_f64(dt, b, i));

@@ -1,0 +1,180 @@
+"""Writes the seed corpus of every libFuzzer target into tests/fuzz/corpus/<reader>/ (committed; rerun after
+changing a reader's format). Every seed is made here, by TensorFlow/Keras (build/venv) or by hand from the
+format's spec, never copied from third-party files. Small on purpose: the fuzzer mutates from them.
+
+    build/venv/bin/python tests/fuzz/make_corpus.py
+"""
+import gzip
+import json
+import os
+import struct
+import sys
+import tempfile
+import zlib
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+HERE = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(HERE, "corpus")
+
+
+def put(reader, name, data):
+    d = os.path.join(OUT, reader)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+# ---- IDX: magic 0 0 type rank, big-endian dims, data ----
+def idx(dtype_code, fmt, dims, values):
+    head = bytes([0, 0, dtype_code, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims)
+    return head + b"".join(struct.pack(">" + fmt, v) for v in values)
+
+
+def make_idx():
+    put("idx", "u8_images", idx(0x08, "B", [2, 3, 3], range(18)))
+    put("idx", "u8_labels", idx(0x08, "B", [4], [1, 2, 3, 9]))
+    put("idx", "i32", idx(0x0C, "i", [2, 2], [1, -2, 3, 70000]))
+    put("idx", "f32", idx(0x0D, "f", [3], [0.5, -1.0, 2.0]))
+    put("idx", "f64", idx(0x0E, "d", [1, 2], [1.5, 3.0]))
+    put("idx", "i16", idx(0x0B, "h", [2], [-3, 300]))
+    put("idx", "scalar_rank0", bytes([0, 0, 8, 0, 7]))
+
+
+# ---- TFRecord framing: len, masked crc32c(len), data, masked crc32c(data) ----
+def crc32c(data):
+    crc = 0xFFFFFFFF
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+def masked(data):
+    c = crc32c(data)
+    return (((c >> 15) | (c << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def record(data):
+    n = struct.pack("<Q", len(data))
+    return n + struct.pack("<I", masked(n)) + data + struct.pack("<I", masked(data))
+
+
+def make_tfrecord(examples):
+    plain = b"".join(record(r) for r in [b"hello", b"", b"x" * 40] + examples[:2])
+    # first byte picks the compression: 0 none, 1 ZLIB, 2 GZIP
+    put("tfrecord", "plain", b"\x00" + plain)
+    put("tfrecord", "zlib", b"\x01" + zlib.compress(plain))
+    put("tfrecord", "gzip", b"\x02" + gzip.compress(plain, mtime=0))
+    bad = bytearray(plain)
+    bad[14] ^= 0xFF  # a data CRC error in the first record
+    put("tfrecord", "bad_data_crc", b"\x00" + bytes(bad))
+    put("tfrecord", "truncated", b"\x00" + plain[:-3])
+
+
+def make_examples():
+    import tensorflow as tf
+
+    def feat(v):
+        if isinstance(v[0], float):
+            return tf.train.Feature(float_list=tf.train.FloatList(value=v))
+        if isinstance(v[0], int):
+            return tf.train.Feature(int64_list=tf.train.Int64List(value=v))
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=v))
+
+    protos = [
+        {"a": [1.0, 2.0], "b": [b"str"], "c": [1, 2, 3], "d": [1.0, 2.0, 3.0, 4.0], "e": [b"x", b"yz"], "f": [5]},
+        {"c": [7], "e": [b""], "f": [1, 2, 3, 4]},
+        {"a": [0.5, -1.0], "d": [], "zz": [b"unused"]},
+        {},
+    ]
+    out = []
+    for i, p in enumerate(protos):
+        ex = tf.train.Example(features=tf.train.Features(feature={k: feat(v) if v else tf.train.Feature(float_list=tf.train.FloatList()) for k, v in p.items()}))
+        data = ex.SerializeToString()
+        put("example", "example%d" % i, data)
+        out.append(data)
+    seq = tf.train.SequenceExample(context=tf.train.Features(feature={"a": feat([1.0, 2.0])}))
+    put("example", "sequence_example", seq.SerializeToString())
+    return out
+
+
+def make_images():
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    for h, w, c in [(2, 3, 3), (4, 4, 1), (3, 2, 4), (1, 1, 2)]:
+        img = rng.integers(0, 256, (h, w, c), dtype=np.uint8)
+        # first byte picks channels / dtype / JPEG attributes
+        put("image", "png_%dx%dx%d" % (h, w, c), b"\x00" + tf.io.encode_png(img).numpy())
+    img16 = rng.integers(0, 65536, (2, 2, 3), dtype=np.uint16)
+    put("image", "png16", b"\x05" + tf.io.encode_png(img16).numpy())
+    for h, w, c, prog in [(8, 8, 3, False), (5, 7, 1, True), (16, 9, 3, True)]:
+        img = rng.integers(0, 256, (h, w, c), dtype=np.uint8)
+        put("image", "jpeg_%dx%dx%d" % (h, w, c), bytes([0x12 if prog else 0x00]) +
+            tf.io.encode_jpeg(img, progressive=prog, chroma_downsampling=not prog).numpy())
+    # BMP: 24-bit bottom-up 2x2 and 32-bit top-down 1x2, by the spec (BITMAPINFOHEADER)
+    def bmp(w, h, bpp, rows):
+        row = ((w * bpp // 8) + 3) & ~3
+        pix = b"".join(r + b"\x00" * (row - len(r)) for r in rows)
+        info = struct.pack("<IiiHHIIiiII", 40, w, h, 1, bpp, 0, len(pix), 2835, 2835, 0, 0)
+        return b"BM" + struct.pack("<IHHI", 14 + 40 + len(pix), 0, 0, 54) + info + pix
+    put("image", "bmp24", b"\x00" + bmp(2, 2, 24, [b"\x00\x00\xff\x00\xff\x00", b"\xff\x00\x00\xff\xff\xff"]))
+    put("image", "bmp32_topdown", b"\x03" + bmp(2, -1, 32, [b"\x01\x02\x03\x04\x05\x06\x07\x08"]))
+
+
+def make_keras():
+    import numpy as np
+    import tf_keras as keras
+
+    m = keras.Sequential([keras.layers.Dense(3, activation="relu", input_shape=(4,)), keras.layers.Dropout(0.5),
+                          keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+    put("keras_json", "sequential", m.to_json().encode())
+    inp = keras.Input((8, 8, 1))
+    x = keras.layers.Conv2D(2, 3, padding="same", activation="relu")(inp)
+    x = keras.layers.MaxPooling2D()(x)
+    x = keras.layers.Flatten()(x)
+    out = keras.layers.Dense(3, activation="softmax")(x)
+    f = keras.Model(inp, out)
+    put("keras_json", "functional", f.to_json().encode())
+    put("keras_json", "dense_layer", json.dumps(keras.layers.Dense(4, use_bias=False).get_config()).encode())
+    put("keras_json", "empty_object", b"{}")
+    # weights of the fuzz_hdf5 model (same architecture), and of a model that does not match it
+    with tempfile.TemporaryDirectory() as d:
+        m.set_weights([np.full(w.shape, 0.25, w.dtype) for w in m.get_weights()])
+        p = os.path.join(d, "w.h5")
+        m.save_weights(p)
+        with open(p, "rb") as fh:
+            put("hdf5", "matching_weights", fh.read())
+        small = keras.Sequential([keras.layers.Dense(1, input_shape=(2,))])
+        small.save_weights(p)
+        with open(p, "rb") as fh:
+            put("hdf5", "other_model", fh.read())
+
+
+def make_text():
+    # first byte picks DecodeCSV's attributes (columns, delimiter, quoting, na_value, select_cols)
+    put("text", "csv", b"\x02" + b"1.5,2,abc,4,5\n-1,,\"q,uoted\",7,8.25\n,,,,\n")
+    put("text", "csv_semicolon", b"\x0b" + b"1;2;x;3;4\r\n5;6;y;7;8\r\n")
+    put("text", "na_values", b"\x24" + b"NA,NA,NA,1,NA\n")
+    put("text", "select_cols", b"\x44" + b"a,b,c,d,e,f,g\n1,2,3,4,5,6,7\n")
+    put("text", "no_trailing_newline", b"\x00" + b"only one line")
+    put("text", "empty_lines", b"\x01" + b"\n\n\r\n")
+
+
+def main():
+    make_idx()
+    examples = make_examples()
+    make_tfrecord(examples)
+    make_images()
+    make_keras()
+    make_text()
+    for r in sorted(os.listdir(OUT)):
+        n = len(os.listdir(os.path.join(OUT, r)))
+        size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
+        print("%-12s %2d seeds, %6d bytes" % (r, n, size))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,245 @@
+/* Sizes that overflow: shapes whose element count is 0 but whose partial products overflow int64
+ * (Fill(dims = [0, 2^62, 2^62])) through every data-movement kernel and the ops the fuzzer found; outputs
+ * whose dims overflow are refused; data structures sized by the data, not by user numbers (interleave's
+ * cycle); messages quoting the caller's values. Expected shapes and codes are TensorFlow 2.21's (where
+ * TensorFlow itself aborts, e.g. concatenating two 2^62 dims, tfc refuses with INVALID_ARGUMENT). */
+#include <time.h>
+
+#include "data_test_util.h"
+#include "tfc_test.h"
+
+#define B ((int64_t)1 << 62)
+
+static tfc_ctx *ctx;
+
+static tfc_tensor *i64v(const int64_t *v, int64_t n) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *t = tfc_vec_i64(v, n, &st);
+    REQUIRE(t);
+    return t;
+}
+
+static tfc_tensor *i64m(const int64_t *v, int64_t rows, int64_t cols) {
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t d[2] = {rows, cols};
+    tfc_tensor *t = tfc_tensor_from_data(TFC_INT64, d, 2, v, sizeof(int64_t) * (size_t)(rows * cols), &st);
+    REQUIRE(t);
+    return t;
+}
+
+/* Fill(dims, 1.0f) */
+static tfc_tensor *fill(const int64_t *dims, int rank, tfc_status *st) {
+    tfc_tensor *d = i64v(dims, rank), *one = tfc_scalar_f32(1.0f, st);
+    tfc_tensor *r = tfc_emit(ctx, "Fill", (tfc_tensor *[]){d, one}, 2, NULL, 0, st);
+    tfc_tensor_unref(one);
+    tfc_tensor_unref(d);
+    return r;
+}
+
+static bool has_shape(const tfc_tensor *t, const int64_t *dims, int rank) {
+    if (!t || tfc_tensor_rank(t) != rank) return false;
+    for (int i = 0; i < rank; i++)
+        if (tfc_tensor_dim(t, i) != dims[i]) return false;
+    return true;
+}
+
+/* Runs op on in[0..n) with attrs; checks the first output's shape (rank >= 0) or the error code (rank < 0). */
+static void expect(const char *label, const char *op, tfc_tensor *const *in, int n, const tfc_attr *attrs, int n_attrs,
+                   const int64_t *dims, int rank, tfc_code code) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *out[4] = {0};
+    int got = tfc_execute(ctx, op, in, n, attrs, n_attrs, out, 4, &st);
+    if (rank >= 0) {
+        if (got < 1 || !has_shape(out[0], dims, rank) || tfc_tensor_num_elements(out[0]) != 0) {
+            fprintf(stderr, "%s: %s: expected an empty result of rank %d, got %d outputs (%s: %s)\n", label, op, rank, got,
+                    tfc_code_name(st.code), st.msg);
+            CHECK(false);
+        }
+    } else {
+        if (got >= 0 || st.code != code || !strstr(st.msg, op)) {
+            fprintf(stderr, "%s: %s: expected %s naming the op, got %d outputs (%s: %s)\n", label, op, tfc_code_name(code),
+                    got, tfc_code_name(st.code), st.msg);
+            CHECK(false);
+        }
+    }
+    for (int i = 0; i < got && i < 4; i++) tfc_tensor_unref(out[i]);
+}
+
+static void test_zero_size_huge_dims(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t zbb[3] = {0, B, B};
+    tfc_tensor *z = fill(zbb, 3, &st);
+    CHECK_OK(&st);
+    REQUIRE(z && has_shape(z, zbb, 3) && tfc_tensor_num_elements(z) == 0);
+    tfc_tensor *bad = fill((int64_t[]){B, B, 0}, 3, &st); /* counted left to right, as TensorFlow: overflows */
+    CHECK(!bad && st.code == TFC_INVALID_ARGUMENT);
+    int64_t one3[3] = {1, 1, 1};
+    tfc_tensor *ones = fill(one3, 3, &st);
+    REQUIRE(ones);
+
+    tfc_tensor *m111 = i64v(one3, 3), *mz = i64v(zbb, 3);
+    expect("tile by ones", "Tile", (tfc_tensor *[]){z, m111}, 2, NULL, 0, zbb, 3, 0);
+    expect("tile into huge", "Tile", (tfc_tensor *[]){ones, mz}, 2, NULL, 0, zbb, 3, 0);
+    expect("broadcast empty", "BroadcastTo", (tfc_tensor *[]){z, mz}, 2, NULL, 0, zbb, 3, 0);
+    expect("broadcast ones", "BroadcastTo", (tfc_tensor *[]){ones, mz}, 2, NULL, 0, zbb, 3, 0);
+
+    tfc_tensor *b011 = i64v((int64_t[]){0, 1, 1}, 3), *s022 = i64v((int64_t[]){0, 2, 2}, 3);
+    expect("slice", "Slice", (tfc_tensor *[]){z, b011, s022}, 3, NULL, 0, (int64_t[]){0, 2, 2}, 3, 0);
+    tfc_tensor *strides = i64v((int64_t[]){1, 2, 3}, 3);
+    tfc_status sst = TFC_STATUS_INIT;
+    tfc_tensor *ss = tfc_emit(ctx, "StridedSlice", (tfc_tensor *[]){z, b011, mz, strides}, 4, NULL, 0, &sst);
+    CHECK(ss && tfc_tensor_num_elements(ss) == 0 && tfc_tensor_rank(ss) == 3);
+    tfc_tensor_unref(ss);
+
+    tfc_tensor *p_outer = i64m((int64_t[]){1, 1, 0, 0, 0, 0}, 3, 2), *p_mid = i64m((int64_t[]){0, 0, 1, 0, 0, 0}, 3, 2);
+    expect("pad the zero dim", "Pad", (tfc_tensor *[]){z, p_outer}, 2, NULL, 0, NULL, -1, TFC_INVALID_ARGUMENT);
+    expect("pad a huge dim", "Pad", (tfc_tensor *[]){z, p_mid}, 2, NULL, 0, (int64_t[]){0, B + 1, B}, 3, 0);
+    expect("mirror pad", "MirrorPad", (tfc_tensor *[]){z, p_mid}, 2, (tfc_attr[]){TFC_ATTR_S("mode", "SYMMETRIC")}, 1,
+           (int64_t[]){0, B + 1, B}, 3, 0);
+
+    tfc_tensor *ax0 = tfc_scalar_i32(0, &st), *ax1 = tfc_scalar_i32(1, &st), *ax2 = tfc_scalar_i32(2, &st);
+    expect("concat axis 0", "ConcatV2", (tfc_tensor *[]){z, z, ax0}, 3, NULL, 0, zbb, 3, 0);
+    expect("concat overflowing", "ConcatV2", (tfc_tensor *[]){z, z, ax1}, 3, NULL, 0, NULL, -1, TFC_INVALID_ARGUMENT);
+    expect("pack", "Pack", (tfc_tensor *[]){z, z}, 2, (tfc_attr[]){TFC_ATTR_I("axis", 1)}, 1, (int64_t[]){0, 2, B, B}, 4,
+           0);
+    expect("split", "Split", (tfc_tensor *[]){ax1, z}, 2, (tfc_attr[]){TFC_ATTR_I("num_split", 2)}, 1,
+           (int64_t[]){0, B / 2, B}, 3, 0);
+    tfc_tensor *sizes = i64v((int64_t[]){B - 4, -1}, 2);
+    expect("split_v", "SplitV", (tfc_tensor *[]){z, sizes, ax1}, 3, (tfc_attr[]){TFC_ATTR_I("num_split", 2)}, 1,
+           (int64_t[]){0, B - 4, B}, 3, 0);
+    tfc_tensor *none[1];
+    CHECK(tfc_execute(ctx, "Unpack", &z, 1, (tfc_attr[]){TFC_ATTR_I("num", 0)}, 1, none, 1, &st) == 0);
+
+    tfc_tensor *p021 = i64v((int64_t[]){0, 2, 1}, 3), *p210 = i64v((int64_t[]){2, 1, 0}, 3);
+    expect("transpose", "Transpose", (tfc_tensor *[]){z, p021}, 2, NULL, 0, zbb, 3, 0);
+    expect("transpose overflowing", "Transpose", (tfc_tensor *[]){z, p210}, 2, NULL, 0, NULL, -1, TFC_INVALID_ARGUMENT);
+    expect("sum inner", "Sum", (tfc_tensor *[]){z, ax1}, 2, NULL, 0, (int64_t[]){0, B}, 2, 0);
+    expect("sum outer", "Sum", (tfc_tensor *[]){z, ax0}, 2, NULL, 0, NULL, -1, TFC_INVALID_ARGUMENT);
+    tfc_tensor *rev_axes = i64v((int64_t[]){1}, 1), *shape_b0b = i64v((int64_t[]){B, 0, B}, 3);
+    expect("reverse", "ReverseV2", (tfc_tensor *[]){z, rev_axes}, 2, NULL, 0, zbb, 3, 0);
+    expect("cumsum", "Cumsum", (tfc_tensor *[]){z, ax1}, 2, NULL, 0, zbb, 3, 0);
+    expect("softmax", "Softmax", (tfc_tensor *[]){z}, 1, NULL, 0, zbb, 3, 0);
+    expect("argmax", "ArgMax", (tfc_tensor *[]){z, ax2}, 2, NULL, 0, (int64_t[]){0, B}, 2, 0);
+    expect("add", "AddV2", (tfc_tensor *[]){z, z}, 2, NULL, 0, zbb, 3, 0);
+    expect("zeros_like", "ZerosLike", (tfc_tensor *[]){z}, 1, NULL, 0, zbb, 3, 0);
+    expect("cast", "Cast", (tfc_tensor *[]){z}, 1, (tfc_attr[]){TFC_ATTR_T("DstT", TFC_INT32)}, 1, zbb, 3, 0);
+    expect("reshape", "Reshape", (tfc_tensor *[]){z, shape_b0b}, 2, NULL, 0, (int64_t[]){B, 0, B}, 3, 0);
+    tfc_tensor *all[] = {z,   ones, m111, mz,    b011, s022, strides,  p_outer,
+                         p_mid, ax0, ax1,  ax2, sizes, p021, p210, rev_axes, shape_b0b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
+}
+
+/* The message quotes the perm entry as the caller gave it. */
+static void test_messages_quote_the_caller(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *x = tfc_vec_f32((float[]){1, 2, 3}, 3, &st), *p = tfc_vec_i32((int32_t[]){-10}, 1, &st);
+    tfc_tensor *y = tfc_emit(ctx, "Transpose", (tfc_tensor *[]){x, p}, 2, NULL, 0, &st);
+    CHECK(!y && st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "-10 is out of range [0 .. 1)"));
+    tfc_tensor_unref(p);
+    tfc_tensor_unref(x);
+}
+
+static tfc_dataset *twice(tfc_ctx *c, void *user, tfc_tensor *const *in, int n_in, tfc_status *st) {
+    return tfc_dataset_repeat(tfc_dataset_from_tensors(in, 1, NULL, st), 2, st);
+}
+
+/* interleave(cycle_length = 2^63 - 1) on 3 elements: TensorFlow's order, instantly, with 3 slots. */
+static void test_interleave_cycle_from_data(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t want[] = {0, 1, 2, 0, 1, 2}, v[16];
+    for (int par = 0; par < 2; par++) {
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        tfc_interleave_opts o = {.cycle_length = INT64_MAX, .block_length = 1, .num_parallel_calls = par ? 2 : 0};
+        tfc_dataset *ds = tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st);
+        CHECK_OK(&st);
+        CHECK(drain_i64(ds, 0, v, 16, &st) == 6 && same_i64(v, want, 6));
+        CHECK_OK(&st);
+        tfc_dataset_unref(ds);
+        /* 2^27 slots asked for, 3 used: a first-element latency that does not depend on the number */
+        o.cycle_length = (int64_t)1 << 27;
+        o.block_length = 2;
+        ds = tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st);
+        int64_t want2[] = {0, 0, 1, 1, 2, 2};
+        CHECK(drain_i64(ds, 0, v, 16, &st) == 6 && same_i64(v, want2, 6));
+        tfc_dataset_unref(ds);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        CHECK(s < 2.0);
+    }
+    /* the cycle wraps over the positions actually used once the input has ended, mid-block too */
+    tfc_interleave_opts o = {.cycle_length = 5, .block_length = 3};
+    tfc_dataset *ds = tfc_dataset_interleave(tfc_dataset_range(0, 2, 1, 0, &st), twice, NULL, &o, &st);
+    int64_t want3[] = {0, 0, 1, 1};
+    CHECK(drain_i64(ds, 0, v, 16, &st) == 4 && same_i64(v, want3, 4));
+    tfc_dataset_unref(ds);
+}
+
+/* Calls the op fuzzer (test_op_fuzz) found failing under UBSan, each kept as a case. */
+static void test_fuzzer_finds(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    /* SelectV2 broadcasting an empty tensor of huge dims: the broadcast strides overflowed */
+    int64_t big[5] = {0, (int64_t)1 << 31, (int64_t)1 << 40, (int64_t)1 << 40, 2};
+    tfc_tensor *cond = tfc_tensor_new(TFC_BOOL, big, 5, &st), *x = tfc_scalar_f32(4, &st);
+    tfc_tensor *y = tfc_tensor_new(TFC_FLOAT, big, 5, &st);
+    REQUIRE(cond && x && y);
+    expect("select empty huge", "SelectV2", (tfc_tensor *[]){cond, x, y}, 3, NULL, 0, big, 5, 0);
+    tfc_tensor_unref(y);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(cond);
+    /* GatherNd with an index of INT64_MAX: the offset was formed before the bound check */
+    double pv[6] = {1, 2, 3, 4, 5, 6};
+    tfc_tensor *params = tfc_tensor_from_data(TFC_DOUBLE, (int64_t[]){3, 2}, 2, pv, sizeof pv, &st);
+    tfc_tensor *idx = i64m((int64_t[]){INT64_MAX, 1}, 1, 2);
+    tfc_tensor *g = tfc_emit(ctx, "GatherNd", (tfc_tensor *[]){params, idx}, 2, NULL, 0, &st);
+    CHECK(!g && st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "9223372036854775807"));
+    tfc_tensor_unref(g);
+    tfc_tensor_unref(idx);
+    tfc_tensor_unref(params);
+    /* AssignSubVariableOp of INT32_MIN: the negation overflowed; TensorFlow wraps: 5 - INT32_MIN = INT32_MIN + 5 */
+    tfc_tensor *init = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){5, -2}, 8, &st);
+    tfc_tensor *delta = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){INT32_MIN, INT32_MIN}, 8, &st);
+    tfc_variable *v = init ? tfc_variable_new(ctx, init, true, "v", &st) : NULL;
+    REQUIRE(v && delta);
+    CHECK(tfc_variable_assign_sub(ctx, v, delta, &st));
+    CHECK(tfc_tensor_get_f64(tfc_variable_value(v), 0) == (double)INT32_MIN + 5);
+    CHECK(tfc_tensor_get_f64(tfc_variable_value(v), 1) == (double)INT32_MAX - 1);
+    tfc_variable_free(v);
+    tfc_tensor_unref(delta);
+    tfc_tensor_unref(init);
+    /* BatchMatMulV2 of empty operands with huge batch dims: the batch strides overflowed */
+    int64_t bd[5] = {0, B, INT64_MAX, 4, 4};
+    tfc_tensor *a = tfc_tensor_new(TFC_BFLOAT16, bd, 5, &st);
+    REQUIRE(a);
+    expect("batch matmul empty huge", "BatchMatMulV2", (tfc_tensor *[]){a, a}, 2, NULL, 0, bd, 5, 0);
+    tfc_tensor_unref(a);
+    /* UnsortedSegmentSum of rank-8 data with scalar ids: the rank-9 output shape was written past its 8 dims */
+    int64_t d8[8] = {1, 2, 1, 3, 1, 1, 2, 1};
+    tfc_tensor *data = tfc_tensor_new(TFC_DOUBLE, d8, 8, &st), *ids = tfc_scalar_i32(0, &st),
+               *nseg = tfc_scalar_i32(4, &st);
+    REQUIRE(data && ids && nseg);
+    expect("segment sum rank 9", "UnsortedSegmentSum", (tfc_tensor *[]){data, ids, nseg}, 3, NULL, 0, NULL, -1,
+           TFC_INVALID_ARGUMENT);
+    tfc_tensor_unref(nseg);
+    tfc_tensor_unref(ids);
+    tfc_tensor_unref(data);
+    /* BiasAddGrad (NCHW) of an empty [2^31, 4, 0]: 2^31 empty rows were walked (a hang); the result is 4 zeros */
+    tfc_tensor *e = tfc_tensor_new(TFC_UINT8, (int64_t[]){(int64_t)1 << 31, 4, 0}, 3, &st);
+    REQUIRE(e);
+    tfc_tensor *bg = tfc_emit(ctx, "BiasAddGrad", &e, 1, (tfc_attr[]){TFC_ATTR_S("data_format", "NCHW")}, 1, &st);
+    CHECK(bg && tfc_tensor_num_elements(bg) == 4 && tfc_tensor_get_f64(bg, 3) == 0);
+    tfc_tensor_unref(bg);
+    tfc_tensor_unref(e);
+}
+
+int main(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 2}, &st);
+    REQUIRE(ctx);
+    test_zero_size_huge_dims();
+    test_messages_quote_the_caller();
+    test_interleave_cycle_from_data();
+    test_fuzzer_finds();
+    tfc_ctx_free(ctx);
+    TEST_MAIN_END();
+}
