@@ -16,6 +16,7 @@ if(SKBUILD)
   # The Python wheel (pyproject.toml): the shared library alone, as tfc/libtfc.so next to the package that loads
   # it (one file: wheels hold no symlinks), without the build tree's RUNPATH.
   set_target_properties(tfc PROPERTIES SKIP_BUILD_RPATH ON)
+  set_target_properties(tfc_static tfc_cli PROPERTIES EXCLUDE_FROM_ALL ON)
   install(FILES $<TARGET_FILE:tfc> DESTINATION tfc RENAME libtfc.so COMPONENT python)
   return()
 endif()
