@@ -4,7 +4,9 @@
 #   make bench  tfc against OpenBLAS, TensorFlow, PyTorch and ONNX Runtime (QUICK=1: a reduced run)
 #   make fuzz   every libFuzzer target for FUZZ_RUNS inputs (default 10^6) on its seed corpus
 # Other targets: build, asan, fuzz-build, ctest, ctest-asan, ctest-fuzz, check-sizes, conformance,
-# conformance-asan, deps, venv, clean.
+# conformance-asan, deps, venv, clean;
+#   install PREFIX=P, deb, docs, abi-update, python-install-test, conformance-installed, fresh-clone-check
+#   (README: Installing, Versions and ABI, Tests of what users get).
 
 BUILD   := build
 REL     := $(BUILD)/rel
@@ -20,14 +22,18 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev
+                clang libclang-rt-dev doxygen dpkg-dev
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras
 PY_MODULES   := pytest numpy tensorflow tf_keras
 BENCH_PY_PACKAGES := torch onnxruntime onnx
 BENCH_PY_MODULES  := torch onnxruntime onnx
 
+PREFIX  ?= /usr/local
+LIB_TARGETS := tfc tfc_static tfc_cli
+
 .PHONY: all demo test bench build asan fuzz-build conformance conformance-asan ctest ctest-asan ctest-fuzz fuzz \
-        check-sizes deps venv clean
+        check-sizes deps venv clean install deb docs abi-update python-install-test conformance-installed \
+        fresh-clone-check
 
 all: build
 
@@ -112,6 +118,57 @@ bench: deps venv
 	cmake -S bench -B $(BUILD)/bench -DCMAKE_BUILD_TYPE=Release -DTFC_BUILD_DIR=$(CURDIR)/$(REL) >/dev/null
 	cmake --build $(BUILD)/bench -j $(JOBS)
 	$(PY) bench/bench.py --worker $(BUILD)/bench/tfc_bench $(if $(QUICK),--quick)
+
+# Installs headers, libtfc.so.MAJOR.MINOR.PATCH, libtfc.a, the tfc command, tfc.pc / tfc-static.pc and the CMake
+# package (find_package(tfc)) under PREFIX; only the library and the command are built.
+install: deps
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) -j $(JOBS) --target $(LIB_TARGETS)
+	cmake --install $(REL) --prefix $(PREFIX)
+
+# Debian packages libtfcMAJOR, libtfc-dev, tfc-tools in $(REL) (installing into /usr).
+deb: deps
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) -j $(JOBS) --target $(LIB_TARGETS)
+	cd $(REL) && cpack -G DEB
+	@ls $(REL)/*.deb
+
+# HTML API reference of the public headers in $(REL)/docs/html (Doxygen; any warning fails).
+docs: deps
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) --target docs
+
+# Records the exported symbols of libtfc.so in tests/package/libtfc.abi (test abi.symbols): run it after adding
+# public functions, and commit the list with them.
+abi-update: deps
+	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(REL) -j $(JOBS) --target tfc
+	$(PYTHON) tests/package/public_api.py abi-update --src . --build $(REL) --cc "$$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' $(REL)/CMakeCache.txt)" --lib $(REL)/libtfc.so
+
+# A new user's path from a fresh clone of the committed HEAD (tests/package/fresh_clone.sh): make install into a
+# temporary prefix, an out-of-tree CMake and pkg-config (static) project, pip install into a fresh venv.
+fresh-clone-check:
+	bash tests/package/fresh_clone.sh . $(JOBS)
+
+# `pip install .` into a fresh virtual environment (compiles libtfc inside pip's build), then
+# tests/package/python_door.py trains a small Keras model from the installed package, outside this tree.
+PIP_VENV := $(BUILD)/venv-pip
+python-install-test: deps
+	rm -rf $(PIP_VENV) && $(PYTHON) -m venv $(PIP_VENV)
+	$(PIP_VENV)/bin/python -m pip install -q --upgrade pip
+	$(PIP_VENV)/bin/python -m pip install -q .
+	cd $(PIP_VENV) && env -u TFC_LIBRARY bin/python $(CURDIR)/tests/package/python_door.py
+
+# The conformance tests against the package `pip install .` installs (its bundled libtfc.so, not python/ of this
+# tree): a virtual environment that sees build/venv's TensorFlow through a .pth file, so nothing is downloaded
+# twice and build/venv itself is left as it is.
+INST_VENV := $(BUILD)/venv-installed
+conformance-installed: venv
+	rm -rf $(INST_VENV) && $(PY) -m venv $(INST_VENV)
+	$(PY) -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > \
+	  "$$($(INST_VENV)/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")/_tfc_build_venv.pth"
+	$(INST_VENV)/bin/python -m pip install -q .
+	env -u TFC_LIBRARY TFC_CONFORMANCE_INSTALLED=1 $(INST_VENV)/bin/python -m pytest $(PYTEST_ARGS) tests/conformance
 
 clean:
 	rm -rf $(REL) $(ASAN) $(FUZZB)

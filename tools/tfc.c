@@ -1,4 +1,4 @@
-/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c). */
+/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c); --version. */
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +30,8 @@ static int cmd_ops(int argc, char **argv) {
 }
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: tfc <command> [args]\n\ncommands:\n  ops [FILTER]   list registered ops with dtypes and gradients\n");
+    fprintf(f, "usage: tfc <command> [args]\n       tfc --version\n\ncommands:\n"
+               "  ops [FILTER]   list registered ops with dtypes and gradients\n");
     tfc_tool_graph_usage(f);
 }
 
@@ -39,6 +40,7 @@ int main(int argc, char **argv) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "--version")) return printf("tfc %s\n", tfc_version()) < 0;
     if (!strcmp(argv[1], "ops")) return cmd_ops(argc - 2, argv + 2);
     if (!strcmp(argv[1], "graph")) return tfc_tool_graph(argc - 2, argv + 2);
     fprintf(stderr, "tfc: unknown command '%s'\n", argv[1]);

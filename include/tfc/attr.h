@@ -66,6 +66,8 @@ typedef struct tfc_attr {
  * inferred). Read it with the getters below; they return the default `dflt` when the attr is absent or of
  * another kind. Owned by the framework; valid during kernel, shape and gradient functions. */
 typedef struct tfc_attrs tfc_attrs;
+/* The attr named `name` (borrowed, valid as long as `a`), or NULL when absent. Scalar getters: the value of an int,
+ * float, bool, type or string attr, or `dflt` when it is absent or of another kind (strings are borrowed). */
 TFC_API const tfc_attr *tfc_attrs_find(const tfc_attrs *a, const char *name);
 TFC_API int64_t tfc_attrs_int(const tfc_attrs *a, const char *name, int64_t dflt);
 TFC_API double tfc_attrs_float(const tfc_attrs *a, const char *name, double dflt);
@@ -76,6 +78,8 @@ TFC_API const char *tfc_attrs_string(const tfc_attrs *a, const char *name, const
 TFC_API const int64_t *tfc_attrs_ints(const tfc_attrs *a, const char *name, int *n);
 TFC_API const double *tfc_attrs_floats(const tfc_attrs *a, const char *name, int *n);
 TFC_API const tfc_shape *tfc_attrs_shapes(const tfc_attrs *a, const char *name, int *n);
+/* Number of attrs in the set, and the i-th of them (borrowed; NULL when i is outside [0, count)), in the op def's
+ * order. */
 TFC_API int tfc_attrs_count(const tfc_attrs *a);
 TFC_API const tfc_attr *tfc_attrs_at(const tfc_attrs *a, int i);
 

@@ -157,6 +157,8 @@ typedef struct tfc_list_files_opts {
     int64_t seed;          /* used when has_seed; otherwise a fresh order each epoch */
     bool has_seed;
 } tfc_list_files_opts;
+/* Returns a new dataset owned by the caller (free with tfc_dataset_free), or NULL with st set: INVALID_ARGUMENT
+ * when no file matches or n < 1; RESOURCE_EXHAUSTED out of memory. opts may be NULL (defaults). */
 TFC_API tfc_dataset *tfc_dataset_list_files(const char *const *patterns, int n, const tfc_list_files_opts *opts,
                                             tfc_status *st);
 

@@ -92,6 +92,9 @@ typedef bool (*tfc_custom_fwd_fn)(tfc_ctx *ctx, void *user, tfc_tensor *const *i
 typedef bool (*tfc_custom_grad_fn)(tfc_ctx *ctx, void *user, tfc_tensor *const *in, int n_in,
                                    tfc_tensor *const *out, int n_out, tfc_tensor *const *dy, tfc_tensor **dx,
                                    tfc_status *st);
+/* Writes n_out new tensors to out (owned by the caller or the current scope) and returns true; false with st set:
+ * INVALID_ARGUMENT for more than TFC_MAX_IO inputs or outputs, or the error fn (later, grad) reports. user is
+ * passed to fn and grad and must outlive every tape that recorded the call. */
 TFC_API bool tfc_custom_gradient(tfc_ctx *ctx, tfc_custom_fwd_fn fn, tfc_custom_grad_fn grad, void *user,
                                  tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out, tfc_status *st);
 

@@ -48,6 +48,9 @@ TFC_API tfc_tensor *tfc_vec_f32(const float *v, int64_t n, tfc_status *st);
 TFC_API tfc_tensor *tfc_tensor_ref(tfc_tensor *t);  /* +1 reference; returns t; NULL-safe */
 TFC_API void tfc_tensor_unref(tfc_tensor *t);       /* -1 reference; frees at zero; NULL-safe */
 
+/* Metadata of a valid tensor (t must not be NULL): dtype, shape (borrowed, valid while t lives), rank, dim i
+ * (negative i counts from the end; i outside [-rank, rank) gives -1), element count and data size in bytes (element
+ * count * dtype size; for strings, of the tfc_tstring array). */
 TFC_API tfc_dtype tfc_tensor_dtype(const tfc_tensor *t);
 TFC_API const tfc_shape *tfc_tensor_shape(const tfc_tensor *t);
 TFC_API int tfc_tensor_rank(const tfc_tensor *t);

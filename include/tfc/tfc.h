@@ -1,8 +1,11 @@
-/* tfc — the TensorFlow 2 system in C. Umbrella header: every module (the typed op wrappers are in tfc/ops/). */
+/* tfc — the TensorFlow 2 system in C. Umbrella header: `#include "tfc/tfc.h"` declares every public function.
+ * A new public header adds one #include line below (the test api.umbrella fails and names the header until
+ * it does). */
 #ifndef TFC_TFC_H
 #define TFC_TFC_H
 
 #include "tfc/platform.h"
+#include "tfc/version.h"
 #include "tfc/status.h"
 #include "tfc/dtype.h"
 #include "tfc/shape.h"
@@ -18,5 +21,18 @@
 #include "tfc/graphdef.h"
 #include "tfc/npy.h"
 #include "tfc/keras.h"
+
+/* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
+#include "tfc/ops/array.h"
+#include "tfc/ops/conv.h"
+#include "tfc/ops/image.h"
+#include "tfc/ops/indexing.h"
+#include "tfc/ops/linalg.h"
+#include "tfc/ops/math.h"
+#include "tfc/ops/nn.h"
+#include "tfc/ops/parsing.h"
+#include "tfc/ops/random.h"
+#include "tfc/ops/reduction.h"
+#include "tfc/ops/string.h"
 
 #endif

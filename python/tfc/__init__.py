@@ -7,7 +7,8 @@
         y = tfc.raw_ops.Mul(x=x, y=x)
     tape.gradient(y, x).numpy()    # [[2., 4.]]
 
-The library is found through the TFC_LIBRARY environment variable, else build/rel/libtfc.so of this tree.
+The library is found through the TFC_LIBRARY environment variable, else the libtfc.so installed inside the
+package (`pip install .`), else build/rel/libtfc.so of this tree.
 """
 import ctypes as _ctypes
 
@@ -25,7 +26,7 @@ from . import keras  # tfc.keras: the Keras door (python/tfc/keras.py)
 
 bool = bool_  # tf.bool  # noqa: A001
 
-__version__ = "0.1.0"
+__version__ = _lib.lib.tfc_version().decode()  # the library's (tf.__version__)
 library_path = _lib.path
 
 

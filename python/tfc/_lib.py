@@ -14,10 +14,14 @@ def _find_library():
         if not os.path.exists(env):
             raise OSError("TFC_LIBRARY=%s does not exist" % env)
         return env
+    bundled = os.path.join(_HERE, "libtfc.so")  # an installed package (`pip install .`) ships it
+    if os.path.exists(bundled):
+        return bundled
     cand = os.path.join(_REPO, "build", "rel", "libtfc.so")
     if os.path.exists(cand):
         return cand
-    raise OSError("libtfc.so not found: build it with `make build` (looked for %s) or set TFC_LIBRARY" % cand)
+    raise OSError("libtfc.so not found: build it with `make build` (looked for %s and %s) or set TFC_LIBRARY"
+                  % (bundled, cand))
 
 
 class Status(ctypes.Structure):
@@ -69,6 +73,7 @@ _PS = ctypes.POINTER(Status)
 _I64P = ctypes.POINTER(ctypes.c_int64)
 
 _SIGS = {
+    "tfc_version": (ctypes.c_char_p, []),
     "tfc_code_name": (ctypes.c_char_p, [ctypes.c_int]),
     "tfc_ctx_new": (_P, [_P, _PS]),
     "tfc_ctx_set_seed": (None, [_P, ctypes.c_int64]),

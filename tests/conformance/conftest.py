@@ -23,12 +23,19 @@ import numpy as np
 import pytest
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
+# TFC_CONFORMANCE_INSTALLED=1 (make conformance-installed): test the tfc package installed by `pip install .`
+# with its bundled libtfc.so, not this tree's python/ folder.
+if not os.environ.get("TFC_CONFORMANCE_INSTALLED"):
+    sys.path.insert(0, os.path.join(_REPO, "python"))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 import tensorflow as tf  # noqa: E402
 import tfc  # noqa: E402
+
+if os.environ.get("TFC_CONFORMANCE_INSTALLED"):
+    assert not os.path.abspath(tfc.__file__).startswith(os.path.join(_REPO, "python")), tfc.__file__
+    assert os.path.dirname(tfc.library_path) == os.path.dirname(os.path.abspath(tfc.__file__)), tfc.library_path
 
 try:
     import ml_dtypes

@@ -57,6 +57,9 @@ typedef struct {
     bool save_best_only, save_weights_only;
     tfc_verbose verbose;
 } tfc_model_checkpoint_opts;
+/* tf.keras.callbacks.ModelCheckpoint: a new callback owned by the caller until given to fit (callbacks[], which
+ * takes it); NULL when filepath is NULL or out of memory. Errors while saving (an unwritable folder) stop fit with
+ * that status. */
 TFC_API tfc_callback *tfc_callbacks_model_checkpoint_new(const tfc_model_checkpoint_opts *o);
 #define tfc_callbacks_model_checkpoint(...) tfc_callbacks_model_checkpoint_new(&(tfc_model_checkpoint_opts){__VA_ARGS__})
 
@@ -73,6 +76,8 @@ typedef struct {
     bool restore_best_weights;
     tfc_verbose verbose;
 } tfc_early_stopping_opts;
+/* tf.keras.callbacks.EarlyStopping: a new callback owned by the caller until given to fit (callbacks[], which takes
+ * it); NULL only when out of memory. */
 TFC_API tfc_callback *tfc_callbacks_early_stopping_new(const tfc_early_stopping_opts *o);
 #define tfc_callbacks_early_stopping(...) tfc_callbacks_early_stopping_new(&(tfc_early_stopping_opts){__VA_ARGS__})
 
@@ -88,6 +93,8 @@ typedef struct {
     bool has_patience;
     tfc_verbose verbose;
 } tfc_reduce_lr_on_plateau_opts;
+/* tf.keras.callbacks.ReduceLROnPlateau: a new callback owned by the caller until given to fit (callbacks[], which
+ * takes it); NULL for factor >= 1 (logged as an error, as Keras raises ValueError) or out of memory. */
 TFC_API tfc_callback *tfc_callbacks_reduce_lr_on_plateau_new(const tfc_reduce_lr_on_plateau_opts *o);
 #define tfc_callbacks_reduce_lr_on_plateau(...) tfc_callbacks_reduce_lr_on_plateau_new(&(tfc_reduce_lr_on_plateau_opts){__VA_ARGS__})
 

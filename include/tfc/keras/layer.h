@@ -97,6 +97,8 @@ TFC_API void tfc_layer_unref(tfc_layer *l); /* NULL-safe */
 /* tf.keras.backend.clear_session() for names: automatic names start again at "dense", "input_1", ... */
 TFC_API void tfc_keras_clear_session(void);
 
+/* layer.name (borrowed), the Keras class name ("Dense"), layer.built and layer.trainable. l must
+ * not be NULL. */
 TFC_API const char *tfc_layer_name(const tfc_layer *l);
 TFC_API const char *tfc_layer_class_name(const tfc_layer *l);
 TFC_API bool tfc_layer_built(const tfc_layer *l);

@@ -26,6 +26,9 @@ extern "C" {
 
 /* tf.keras.layers.InputLayer: [batch, *shape] placeholder (use tfc_input for the Functional API). */
 typedef struct { TFC_LAYER_COMMON_OPTS; int64_t batch_size; } tfc_input_layer_opts;
+/* tf.keras.layers.InputLayer(input_shape, batch_size): outputs its input unchanged; a Sequential model's first
+ * layer, which fixes the model's input shape [batch_size or None, *input_shape]. A new floating layer (a model that
+ * receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory. */
 TFC_API tfc_layer *tfc_layers_input_layer_new(const tfc_input_layer_opts *o);
 #define tfc_layers_input_layer(...) tfc_layers_input_layer_new(&(tfc_input_layer_opts){__VA_ARGS__})
 
@@ -39,6 +42,10 @@ typedef struct {
     const tfc_initializer *bias_initializer;   /* NULL = zeros */
     const tfc_regularizer *kernel_regularizer, *bias_regularizer, *activity_regularizer;
 } tfc_dense_opts;
+/* tf.keras.layers.Dense(units, activation, use_bias, ...). float32 (or the layer's dtype). A new floating layer (a
+ * model that receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory.
+ * INVALID_ARGUMENT at build: units <= 0 ("received an invalid value for `units`"), an input of rank < 2 ("expected
+ * min_ndim=2"), a last input dim that changed since the build, an unknown activation name. */
 TFC_API tfc_layer *tfc_layers_dense_new(const tfc_dense_opts *o);
 #define tfc_layers_dense(...) tfc_layers_dense_new(&(tfc_dense_opts){__VA_ARGS__})
 
@@ -59,6 +66,12 @@ typedef struct {
     const tfc_initializer *kernel_initializer, *bias_initializer;
     const tfc_regularizer *kernel_regularizer, *bias_regularizer, *activity_regularizer;
 } tfc_conv2d_layer_opts;
+/* tf.keras.layers.Conv2D(filters, kernel_size, strides, padding, data_format, dilation_rate, groups, activation,
+ * use_bias, ...): [batch, h, w, in] -> [batch, out_h, out_w, filters] (channels_last). A new floating layer (a
+ * model that receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory.
+ * INVALID_ARGUMENT at build: filters <= 0, groups <= 0 or not dividing the input channels or filters, a bad padding
+ * or data_format, strides > 1 together with dilation_rate > 1, an input that is not rank 4 (or more) or too small
+ * for the kernel. */
 TFC_API tfc_layer *tfc_layers_conv2d_new(const tfc_conv2d_layer_opts *o);
 #define tfc_layers_conv2d(...) tfc_layers_conv2d_new(&(tfc_conv2d_layer_opts){__VA_ARGS__})
 
@@ -76,6 +89,11 @@ typedef struct {
     const tfc_initializer *depthwise_initializer, *bias_initializer;
     const tfc_regularizer *depthwise_regularizer, *bias_regularizer, *activity_regularizer;
 } tfc_depthwise_conv2d_layer_opts;
+/* tf.keras.layers.DepthwiseConv2D(kernel_size, strides, padding, depth_multiplier, data_format, dilation_rate,
+ * activation, use_bias, ...): [batch, h, w, in] -> [batch, out_h, out_w, in * depth_multiplier] (channels_last). A
+ * new floating layer (a model that receives it takes it; else release it with tfc_layer_unref), NULL only when out
+ * of memory. INVALID_ARGUMENT at build: depth_multiplier <= 0, strides > 1 together with dilation_rate > 1, a bad
+ * padding or data_format, an input that is not rank 4. */
 TFC_API tfc_layer *tfc_layers_depthwise_conv2d_new(const tfc_depthwise_conv2d_layer_opts *o);
 #define tfc_layers_depthwise_conv2d(...) tfc_layers_depthwise_conv2d_new(&(tfc_depthwise_conv2d_layer_opts){__VA_ARGS__})
 
@@ -87,6 +105,10 @@ typedef struct {
     const char *padding;
     const char *data_format;
 } tfc_pooling2d_opts;
+/* tf.keras.layers.MaxPooling2D / AveragePooling2D(pool_size, strides, padding, data_format): [batch, h, w, c] ->
+ * [batch, out_h, out_w, c] (channels_last); float dtypes. A new floating layer (a model that receives it takes it;
+ * else release it with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build: non-positive
+ * pool_size or strides, a bad padding or data_format, an input that is not rank 4. */
 TFC_API tfc_layer *tfc_layers_max_pooling2d_new(const tfc_pooling2d_opts *o);
 TFC_API tfc_layer *tfc_layers_average_pooling2d_new(const tfc_pooling2d_opts *o);
 #define tfc_layers_max_pooling2d(...) tfc_layers_max_pooling2d_new(&(tfc_pooling2d_opts){__VA_ARGS__})
@@ -94,6 +116,10 @@ TFC_API tfc_layer *tfc_layers_average_pooling2d_new(const tfc_pooling2d_opts *o)
 
 /* GlobalAveragePooling2D / GlobalMaxPooling2D: [batch, h, w, c] -> [batch, c] (keepdims: [batch, 1, 1, c]). */
 typedef struct { TFC_LAYER_COMMON_OPTS; const char *data_format; bool keepdims; } tfc_global_pooling2d_opts;
+/* tf.keras.layers.GlobalAveragePooling2D / GlobalMaxPooling2D(data_format, keepdims). A new floating layer (a model
+ * that receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT
+ * at build for an input that is not rank 4 or a bad data_format; GlobalMaxPooling2D also for an empty spatial dim
+ * ("Incorrect input shape"). */
 TFC_API tfc_layer *tfc_layers_global_average_pooling2d_new(const tfc_global_pooling2d_opts *o);
 TFC_API tfc_layer *tfc_layers_global_max_pooling2d_new(const tfc_global_pooling2d_opts *o);
 #define tfc_layers_global_average_pooling2d(...) tfc_layers_global_average_pooling2d_new(&(tfc_global_pooling2d_opts){__VA_ARGS__})
@@ -101,11 +127,17 @@ TFC_API tfc_layer *tfc_layers_global_max_pooling2d_new(const tfc_global_pooling2
 
 /* Flatten: [batch, ...] -> [batch, prod(...)] (channels_first moves channels last first). */
 typedef struct { TFC_LAYER_COMMON_OPTS; const char *data_format; } tfc_flatten_opts;
+/* tf.keras.layers.Flatten(data_format). A new floating layer (a model that receives it takes it; else release it
+ * with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build: a scalar input ("expected
+ * min_ndim=1"), a flattened size that overflows int64, a bad data_format. */
 TFC_API tfc_layer *tfc_layers_flatten_new(const tfc_flatten_opts *o);
 #define tfc_layers_flatten(...) tfc_layers_flatten_new(&(tfc_flatten_opts){__VA_ARGS__})
 
 /* Reshape: [batch, ...] -> [batch, *target_shape] (one -1 allowed). */
 typedef struct { TFC_LAYER_COMMON_OPTS; int64_t target_shape[TFC_MAX_RANK]; int target_rank; /* 0: leading non-zero entries; -1: () */ } tfc_reshape_layer_opts;
+/* tf.keras.layers.Reshape(target_shape). A new floating layer (a model that receives it takes it; else release it
+ * with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build: more than one -1 in target_shape,
+ * more than TFC_MAX_RANK dims, or a target whose element count differs from the input's (per sample). */
 TFC_API tfc_layer *tfc_layers_reshape_new(const tfc_reshape_layer_opts *o);
 #define tfc_layers_reshape(...) tfc_layers_reshape_new(&(tfc_reshape_layer_opts){__VA_ARGS__})
 
@@ -117,6 +149,10 @@ typedef struct {
     const char *data_format;
     bool has_padding;
 } tfc_zero_padding2d_opts;
+/* tf.keras.layers.ZeroPadding2D(padding, data_format): [batch, h, w, c] -> [batch, top + h + bottom, left + w +
+ * right, c] (channels_last). A new floating layer (a model that receives it takes it; else release it with
+ * tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build: negative padding, a padded size that
+ * overflows, an input that is not rank 4. */
 TFC_API tfc_layer *tfc_layers_zero_padding2d_new(const tfc_zero_padding2d_opts *o);
 #define tfc_layers_zero_padding2d(...) tfc_layers_zero_padding2d_new(&(tfc_zero_padding2d_opts){__VA_ARGS__})
 
@@ -127,11 +163,18 @@ typedef struct {
     int64_t noise_shape[TFC_MAX_RANK]; int noise_rank; /* 0 = input shape */
     int64_t seed; bool has_seed;
 } tfc_dropout_opts;
+/* tf.keras.layers.Dropout(rate, noise_shape, seed): the identity outside training. Any float dtype; the output has
+ * the input's shape and dtype. A new floating layer (a model that receives it takes it; else release it with
+ * tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build/call: rate outside [0, 1] ("invalid
+ * value received for `rate`"), a noise_shape whose rank or dims do not match the input. */
 TFC_API tfc_layer *tfc_layers_dropout_new(const tfc_dropout_opts *o);
 #define tfc_layers_dropout(...) tfc_layers_dropout_new(&(tfc_dropout_opts){__VA_ARGS__})
 
 /* Activation: applies a named activation (see tfc_activation_apply). */
 typedef struct { TFC_LAYER_COMMON_OPTS; const char *activation; } tfc_activation_layer_opts;
+/* tf.keras.layers.Activation(activation): same shape and dtype as the input. A new floating layer (a model that
+ * receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at
+ * build for an unknown activation name. */
 TFC_API tfc_layer *tfc_layers_activation_new(const tfc_activation_layer_opts *o);
 #define tfc_layers_activation(...) tfc_layers_activation_new(&(tfc_activation_layer_opts){__VA_ARGS__})
 
@@ -139,16 +182,25 @@ TFC_API tfc_layer *tfc_layers_activation_new(const tfc_activation_layer_opts *o)
  * negative_slope * (x - threshold) otherwise. max_value applies when has_max_value; negative values of
  * max_value, negative_slope or threshold are INVALID_ARGUMENT at build. */
 typedef struct { TFC_LAYER_COMMON_OPTS; double max_value; bool has_max_value; double negative_slope; double threshold; } tfc_relu_layer_opts;
+/* tf.keras.layers.ReLU(max_value, negative_slope, threshold): same shape and dtype as the input. A new floating
+ * layer (a model that receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory.
+ * INVALID_ARGUMENT at build for the negative values above. */
 TFC_API tfc_layer *tfc_layers_relu_new(const tfc_relu_layer_opts *o);
 #define tfc_layers_relu(...) tfc_layers_relu_new(&(tfc_relu_layer_opts){__VA_ARGS__})
 
 /* LeakyReLU: alpha default 0.3 (Keras's, not tf.nn's 0.2); has_alpha to pass 0. */
 typedef struct { TFC_LAYER_COMMON_OPTS; double alpha; bool has_alpha; } tfc_leaky_relu_layer_opts;
+/* tf.keras.layers.LeakyReLU(alpha): x for x >= 0, alpha * x otherwise; same shape and dtype as the input. A new
+ * floating layer (a model that receives it takes it; else release it with tfc_layer_unref), NULL only when out of
+ * memory.  */
 TFC_API tfc_layer *tfc_layers_leaky_relu_new(const tfc_leaky_relu_layer_opts *o);
 #define tfc_layers_leaky_relu(...) tfc_layers_leaky_relu_new(&(tfc_leaky_relu_layer_opts){__VA_ARGS__})
 
 /* Softmax over `axis` (default -1; has_axis to pass 0). */
 typedef struct { TFC_LAYER_COMMON_OPTS; int64_t axis; bool has_axis; } tfc_softmax_layer_opts;
+/* tf.keras.layers.Softmax(axis): exp(x) / sum(exp(x)) along axis, computed stably; same shape and dtype as the
+ * input (floats). A new floating layer (a model that receives it takes it; else release it with tfc_layer_unref),
+ * NULL only when out of memory. INVALID_ARGUMENT at build when axis is out of bounds for the input's rank. */
 TFC_API tfc_layer *tfc_layers_softmax_new(const tfc_softmax_layer_opts *o);
 #define tfc_layers_softmax(...) tfc_layers_softmax_new(&(tfc_softmax_layer_opts){__VA_ARGS__})
 
@@ -164,6 +216,11 @@ typedef struct {
     const tfc_initializer *beta_initializer, *gamma_initializer, *moving_mean_initializer, *moving_variance_initializer;
     const tfc_regularizer *beta_regularizer, *gamma_regularizer;
 } tfc_batch_normalization_opts;
+/* tf.keras.layers.BatchNormalization(axis, momentum, epsilon, center, scale, ...): in training normalises with the
+ * batch's mean and variance over every axis but `axis` and updates the moving statistics; in inference uses the
+ * moving ones. Same shape and dtype as the input (floats). A new floating layer (a model that receives it takes it;
+ * else release it with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at build: an axis out of
+ * range or of unknown size ("Input has undefined `axis` dimension"). */
 TFC_API tfc_layer *tfc_layers_batch_normalization_new(const tfc_batch_normalization_opts *o);
 #define tfc_layers_batch_normalization(...) tfc_layers_batch_normalization_new(&(tfc_batch_normalization_opts){__VA_ARGS__})
 
@@ -176,6 +233,10 @@ typedef struct {
     const tfc_initializer *beta_initializer, *gamma_initializer;
     const tfc_regularizer *beta_regularizer, *gamma_regularizer;
 } tfc_layer_normalization_opts;
+/* tf.keras.layers.LayerNormalization(axis, epsilon, center, scale, ...): normalises each sample over `axis` with
+ * its own mean and variance; same shape and dtype as the input (floats). A new floating layer (a model that
+ * receives it takes it; else release it with tfc_layer_unref), NULL only when out of memory. INVALID_ARGUMENT at
+ * build: an axis out of range, or normalized dims of unknown size. */
 TFC_API tfc_layer *tfc_layers_layer_normalization_new(const tfc_layer_normalization_opts *o);
 #define tfc_layers_layer_normalization(...) tfc_layers_layer_normalization_new(&(tfc_layer_normalization_opts){__VA_ARGS__})
 
@@ -190,11 +251,21 @@ typedef struct {
     int64_t input_length;    /* 0 = None */
     const tfc_regularizer *activity_regularizer;
 } tfc_embedding_opts;
+/* tf.keras.layers.Embedding(input_dim, output_dim, ...): int32/int64 indices -> float32 rows of the embeddings. A
+ * new floating layer (a model that receives it takes it; else release it with tfc_layer_unref), NULL only when out
+ * of memory. INVALID_ARGUMENT: input_dim or output_dim <= 0 at build, an index outside [0, input_dim) at call (as
+ * tf.gather on CPU). */
 TFC_API tfc_layer *tfc_layers_embedding_new(const tfc_embedding_opts *o);
 #define tfc_layers_embedding(...) tfc_layers_embedding_new(&(tfc_embedding_opts){__VA_ARGS__})
 
 /* Merge layers on 2+ inputs: Add and Multiply (broadcasting as Keras), Concatenate along axis (default -1). */
 typedef struct { TFC_LAYER_COMMON_OPTS; int64_t axis; bool has_axis; } tfc_merge_opts;
+/* tf.keras.layers.Add / Multiply / Concatenate(axis): merge 2 or more inputs (a Functional model's tfc_layer_apply
+ * with several tensors) of one dtype. Add and Multiply broadcast the shapes as Keras; Concatenate joins along axis.
+ * A new floating layer (a model that receives it takes it; else release it with tfc_layer_unref), NULL only when
+ * out of memory. INVALID_ARGUMENT at build: no input, different batch sizes, shapes that do not broadcast, or
+ * (Concatenate) shapes that differ off the axis ("requires inputs with matching shapes except for the concatenation
+ * axis"). */
 TFC_API tfc_layer *tfc_layers_add_new(const tfc_merge_opts *o);
 TFC_API tfc_layer *tfc_layers_multiply_new(const tfc_merge_opts *o);
 TFC_API tfc_layer *tfc_layers_concatenate_new(const tfc_merge_opts *o);

@@ -23,6 +23,11 @@ typedef struct {
     double label_smoothing;  /* BinaryCrossentropy, CategoricalCrossentropy */
     double delta;            /* Huber (0 = 1.0) */
 } tfc_loss_opts;
+/* Loss objects of tf.keras.losses: MeanSquaredError, MeanAbsoluteError, Huber, BinaryCrossentropy,
+ * CategoricalCrossentropy, SparseCategoricalCrossentropy (integer labels [batch, ...] against [batch, ..., classes]
+ * predictions), KLDivergence. opts may be NULL (Keras's defaults). A new loss owned by the caller (tfc_loss_free)
+ * until given to tfc_model_compile, which takes it; NULL only when out of memory.
+ * Errors of a call (tfc_loss_call) are INVALID_ARGUMENT for shapes that do not match and labels out of range. */
 TFC_API tfc_loss *tfc_losses_mean_squared_error_new(const tfc_loss_opts *o);
 TFC_API tfc_loss *tfc_losses_mean_absolute_error_new(const tfc_loss_opts *o);
 TFC_API tfc_loss *tfc_losses_huber_new(const tfc_loss_opts *o);

@@ -33,6 +33,10 @@ typedef struct { const int64_t *boundaries; int n_boundaries; const double *valu
 /* warmup (tf_keras 2.13+): with has_warmup_target, the rate rises linearly from initial_learning_rate to
  * warmup_target over warmup_steps, then decays from warmup_target. */
 typedef struct { double initial_learning_rate; int64_t decay_steps; double alpha; double warmup_target; bool has_warmup_target; int64_t warmup_steps; } tfc_cosine_decay_opts;
+/* tf.keras.optimizers.schedules.ExponentialDecay (initial * decay_rate ^ (step / decay_steps), floored with
+ * staircase), PiecewiseConstantDecay (values[i] for step <= boundaries[i], the last value after; the arrays are
+ * copied) and CosineDecay. A new schedule owned by the caller until given to an optimizer (learning_rate_schedule);
+ * NULL only when out of memory. */
 TFC_API tfc_lr_schedule *tfc_schedules_exponential_decay_new(const tfc_exponential_decay_opts *o);
 TFC_API tfc_lr_schedule *tfc_schedules_piecewise_constant_decay_new(const tfc_piecewise_constant_decay_opts *o);
 TFC_API tfc_lr_schedule *tfc_schedules_cosine_decay_new(const tfc_cosine_decay_opts *o);
@@ -41,6 +45,8 @@ TFC_API tfc_lr_schedule *tfc_schedules_cosine_decay_new(const tfc_cosine_decay_o
 #define tfc_schedules_cosine_decay(...) tfc_schedules_cosine_decay_new(&(tfc_cosine_decay_opts){__VA_ARGS__})
 /* A user schedule: fn(step, user) returns the learning rate. */
 TFC_API tfc_lr_schedule *tfc_schedules_function(double (*fn)(int64_t step, void *user), void *user);
+/* The learning rate of schedule s at the 0-based optimizer step; tfc_lr_schedule_free releases a schedule not given
+ * to an optimizer (NULL-safe). */
 TFC_API double tfc_lr_schedule_value(const tfc_lr_schedule *s, int64_t step);
 TFC_API void tfc_lr_schedule_free(tfc_lr_schedule *s);
 
@@ -70,6 +76,12 @@ typedef struct { TFC_OPTIMIZER_COMMON_OPTS; double rho, momentum, epsilon; bool 
 typedef struct { TFC_OPTIMIZER_COMMON_OPTS; double initial_accumulator_value, epsilon; bool has_initial_accumulator_value; } tfc_adagrad_opts;
 typedef struct { TFC_OPTIMIZER_COMMON_OPTS; double beta_1, beta_2, epsilon; } tfc_adamax_opts;
 typedef struct { TFC_OPTIMIZER_COMMON_OPTS; double beta_1, beta_2, epsilon; double schedule_decay; bool has_schedule_decay; } tfc_nadam_opts;
+/* tf.keras.optimizers.SGD(learning_rate, momentum, nesterov), Adam(beta_1, beta_2, epsilon, amsgrad),
+ * AdamW(weight_decay), RMSprop(rho, momentum, epsilon, centered), Adagrad(initial_accumulator_value, epsilon),
+ * Adamax, Nadam; zero options take Keras's defaults, opts may be NULL. A new optimizer owned by the caller
+ * (tfc_optimizer_free) until given to tfc_model_compile; NULL only when out of memory. Bad hyper-parameters (a
+ * negative learning rate, momentum outside [0, 1]) are INVALID_ARGUMENT at the first apply, as Keras's constructor
+ * would raise. */
 TFC_API tfc_optimizer *tfc_optimizers_sgd_new(const tfc_sgd_opts *o);
 TFC_API tfc_optimizer *tfc_optimizers_adam_new(const tfc_adam_opts *o);
 TFC_API tfc_optimizer *tfc_optimizers_adamw_new(const tfc_adamw_opts *o); /* weight_decay 0 = 0.004 (Keras) */
@@ -95,6 +107,8 @@ TFC_API tfc_optimizer *tfc_optimizer_from_config(const char *class_name, const c
 /* Keras's get_config as JSON in the optimizer's dialect (legacy: {"name", "learning_rate", "decay", ...};
  * new: {"name", "weight_decay", "clipnorm", ..., "is_legacy_optimizer": false, ...}); caller frees (tfc_free). */
 TFC_API char *tfc_optimizer_get_config(const tfc_optimizer *o, tfc_status *st);
+/* optimizer.name (the name option, or Keras's class default such as "Adam") and the Keras class name ("Adam",
+ * "SGD"); borrowed strings valid while the optimizer lives. */
 TFC_API const char *tfc_optimizer_name(const tfc_optimizer *o);
 TFC_API const char *tfc_optimizer_class_name(const tfc_optimizer *o);
 TFC_API void tfc_optimizer_free(tfc_optimizer *o); /* NULL-safe; frees slots and the schedule */

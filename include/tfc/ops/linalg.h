@@ -22,6 +22,8 @@
 extern "C" {
 #endif
 
+/* tf.linalg.matmul(a, b, transpose_a, transpose_b): a [..., m, k], b [..., k, n] (after the transposes) ->
+ * [..., m, n]; MatMul for two matrices, else BatchMatMulV2 with broadcast batch dims. Dtypes and errors as above. */
 TFC_API tfc_tensor *tfc_matmul(tfc_ctx *ctx, const tfc_tensor *a, const tfc_tensor *b, bool transpose_a,
                                bool transpose_b, tfc_status *st);
 

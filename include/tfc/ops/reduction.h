@@ -29,18 +29,32 @@
 extern "C" {
 #endif
 
+/* tf.reduce_sum(x, axis=axes, keepdims) (Sum): x of any shape -> x's shape without the reduced dims (kept as 1 with
+ * keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_sum(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                    tfc_status *st);
+/* tf.reduce_mean(x, axis=axes, keepdims) (Mean): x of any shape -> x's shape without the reduced dims (kept as 1
+ * with keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_mean(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                     tfc_status *st);
+/* tf.reduce_max(x, axis=axes, keepdims) (Max): x of any shape -> x's shape without the reduced dims (kept as 1 with
+ * keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_max(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                    tfc_status *st);
+/* tf.reduce_min(x, axis=axes, keepdims) (Min): x of any shape -> x's shape without the reduced dims (kept as 1 with
+ * keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_min(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                    tfc_status *st);
+/* tf.reduce_prod(x, axis=axes, keepdims) (Prod): x of any shape -> x's shape without the reduced dims (kept as 1
+ * with keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_prod(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                     tfc_status *st);
+/* tf.reduce_all(x, axis=axes, keepdims) (All): x of any shape -> x's shape without the reduced dims (kept as 1 with
+ * keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_all(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                    tfc_status *st);
+/* tf.reduce_any(x, axis=axes, keepdims) (Any): x of any shape -> x's shape without the reduced dims (kept as 1 with
+ * keepdims); dtypes and errors as the common contract above. */
 TFC_API tfc_tensor *tfc_reduce_any(tfc_ctx *ctx, const tfc_tensor *x, const int64_t *axes, int n_axes, bool keepdims,
                                    tfc_status *st);
 

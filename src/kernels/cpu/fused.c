@@ -162,8 +162,10 @@ static void bias_grad_f64_rows(const bias_grad_job *j, int64_t rb, int64_t re, d
     }
 }
 
-/* (nn_internal.h) with the running sums of 32 columns in registers rather than reloaded from blk per row. */
-TFC_SIMD_CLONES void tfc_nn_block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
+/* (nn_internal.h) with the running sums of 32 columns in registers rather than reloaded from blk per row.
+ * The clones are static behind a plain entry point: GCC exports a non-static target_clones function's
+ * dispatcher from libtfc.so despite -fvisibility=hidden. */
+TFC_SIMD_CLONES static void block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
     int64_t c = 0;
     for (; c + 32 <= ch; c += 32) {
         float a[32] = {0};
@@ -182,6 +184,10 @@ TFC_SIMD_CLONES void tfc_nn_block_col_sums(const float *restrict d, int64_t n, i
         for (int64_t r = 0; r < n; r++) a += d[r * ch + c];
         blk[c] = a;
     }
+}
+
+void tfc_nn_block_col_sums(const float *restrict d, int64_t n, int64_t ch, float *restrict blk) {
+    block_col_sums(d, n, ch, blk);
 }
 
 static void bias_grad_chunks(void *arg, int64_t begin, int64_t end) {
