@@ -13,6 +13,7 @@
 #include "tfc/eager.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
+#include "tfc/summary.h"
 #include "tfc/keras.h"
 
 #endif

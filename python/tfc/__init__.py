@@ -21,6 +21,7 @@ from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor
 from .variables import Variable
 from . import keras  # tfc.keras: the Keras door (python/tfc/keras.py)
+from . import summary  # tfc.summary: event files for TensorBoard (python/tfc/summary.py)
 
 bool = bool_  # tf.bool  # noqa: A001
 
