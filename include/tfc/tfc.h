@@ -14,6 +14,7 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/summary.h"
+#include "tfc/profiler.h"
 #include "tfc/keras.h"
 
 #endif

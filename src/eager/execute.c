@@ -3,6 +3,7 @@
 
 #include "core/variable.h"
 #include "eager/context_internal.h"
+#include "eager/trace_op.h"
 
 static void unref_all(tfc_tensor **t, int n) {
     for (int i = 0; i < n; i++) {
@@ -14,6 +15,7 @@ static void unref_all(tfc_tensor **t, int n) {
 int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in, const tfc_attr *attrs,
                    int n_attrs, tfc_tensor **out, int max_out, tfc_status *st) {
     const char *name = op->def->name;
+    TFC_TRACE_OP(name, in, n_in); /* the profiler's op event (eager/trace_op.h) */
     if (n_in < 0 || n_in > TFC_MAX_IO) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %d inputs is outside [0, %d]", name, n_in, TFC_MAX_IO);
         return -1;

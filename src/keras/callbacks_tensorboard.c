@@ -7,6 +7,7 @@
 
 #include "keras/model_internal.h"
 #include "keras/optimizer_internal.h"
+#include "tfc/profiler.h"
 #include "tfc/summary.h"
 
 #define TB_MAX_KEY 160
@@ -67,6 +68,8 @@ static bool scalar(tensorboard *tb, bool val, const char *prefix, const char *na
     return tfc_summary_write_scalar(w, tag, v, step, NULL, &st) || tb_error(tb, &st);
 }
 
+static void stop_trace(tensorboard *tb);
+
 static bool tb_train_begin(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st) {
     tensorboard *tb = tfc_callback_user(cb);
     tb->global_batch = 0;
@@ -91,6 +94,7 @@ static void pop_writer(tensorboard *tb) {
 static bool tb_train_end(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st) {
     tensorboard *tb = tfc_callback_user(cb);
     pop_writer(tb);
+    if (tb->tracing) stop_trace(tb);
     tfc_status e = {0};
     if (tb->train && !tfc_summary_writer_close(tb->train, &e)) tb_error(tb, &e);
     if (tb->val && !tfc_summary_writer_close(tb->val, &e)) tb_error(tb, &e);
@@ -100,9 +104,30 @@ static bool tb_train_end(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, t
     return true;
 }
 
+/* profile_batch: the profiler runs from the start batch's begin to the stop batch's end (tf-keras's
+ * _start_trace / _stop_trace); a profiler that cannot start is logged and training goes on */
+static void start_trace(tensorboard *tb) {
+    tfc_status e = {0};
+    if (tfc_profiler_start(tb->log_dir, NULL, &e)) tb->tracing = true;
+    else tfc_log(TFC_LOG_ERROR, "TensorBoard callback: Failed to start profiler: %s", e.msg);
+}
+
+static void stop_trace(tensorboard *tb) {
+    tfc_status e = {0};
+    tb->tracing = false;
+    if (!tfc_profiler_stop(true, &e)) tfc_log(TFC_LOG_ERROR, "TensorBoard callback: Failed to stop profiler: %s", e.msg);
+}
+
+static bool tb_batch_end(tfc_callback *cb, tfc_model *m, int64_t batch, const tfc_logs *logs, tfc_status *st) {
+    tensorboard *tb = tfc_callback_user(cb);
+    if (tb->tracing && tb->global_batch >= tb->profile_stop) stop_trace(tb);
+    return true;
+}
+
 static bool tb_batch_begin(tfc_callback *cb, tfc_model *m, int64_t batch, const tfc_logs *logs, tfc_status *st) {
     tensorboard *tb = tfc_callback_user(cb);
     tb->global_batch++;
+    if (tb->profile_start > 0 && tb->global_batch == tb->profile_start) start_trace(tb);
     if (tb->pushed) {
         int64_t it = iterations(m);
         tfc_summary_set_step(it);
@@ -220,6 +245,7 @@ static bool tb_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *lo
 
 static void tb_free(tensorboard *tb) {
     pop_writer(tb);
+    if (tb->tracing) stop_trace(tb);
     tfc_summary_writer_free(tb->train);
     tfc_summary_writer_free(tb->val);
     tfc_free(tb->log_dir);
@@ -236,6 +262,7 @@ static const tfc_callback_fns tensorboard_fns = {
     .on_epoch_begin = tb_epoch_begin,
     .on_epoch_end = tb_epoch_end,
     .on_train_batch_begin = tb_batch_begin,
+    .on_train_batch_end = tb_batch_end,
     .on_test_end = tb_test_end,
     .destroy = tb_destroy,
 };
