@@ -20,6 +20,8 @@
 #include "tfc/data.h"
 #include "tfc/graphdef.h"
 #include "tfc/npy.h"
+#include "tfc/summary.h"
+#include "tfc/profiler.h"
 #include "tfc/keras.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */

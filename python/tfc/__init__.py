@@ -23,6 +23,8 @@ from .tensor import Tensor, constant, convert_to_tensor
 from .variables import Variable
 from .function import Function, TensorSpec, cond, function, while_loop
 from . import keras  # tfc.keras: the Keras door (python/tfc/keras.py)
+from . import summary  # tfc.summary: event files for TensorBoard (python/tfc/summary.py)
+from . import profiler  # tfc.profiler: traces for TensorBoard's profile plugin and Perfetto
 
 bool = bool_  # tf.bool  # noqa: A001
 

@@ -54,6 +54,13 @@ class FitOpts(ctypes.Structure):
                 ("validation_batch_size", _I64), ("validation_freq", _I), ("out", _P)]
 
 
+class TensorBoardOpts(ctypes.Structure):
+    """tfc_tensorboard_opts (include/tfc/keras/callbacks.h)."""
+    _fields_ = [("log_dir", _CP), ("histogram_freq", _I), ("write_images", _B), ("write_steps_per_second", _B),
+                ("update_freq", _CP), ("update_freq_steps", _I64), ("profile_batch_start", _I64),
+                ("profile_batch_stop", _I64)]
+
+
 class EvalOpts(ctypes.Structure):
     """tfc_eval_opts."""
     _fields_ = [("batch_size", _I64), ("verbose", _I), ("sample_weight", _P), ("steps", _I64),
@@ -119,6 +126,8 @@ _SIGS = {
     "tfc_model_get_weights": (_I, [_P, _PP, _I, _PS]),
     "tfc_model_set_weights": (_B, [_P, _PP, _I, _PS]),
     "tfc_history_epochs": (_I, [_P]),
+    "tfc_callbacks_tensorboard_new": (_P, [ctypes.POINTER(TensorBoardOpts), _PS]),
+    "tfc_callback_free": (None, [_P]),
     "tfc_history_get": (ctypes.POINTER(_D), [_P, _CP, ctypes.POINTER(_I)]),
     "tfc_history_keys": (_I, [_P, ctypes.POINTER(_CP), _I]),
     "tfc_history_free": (None, [_P]),
@@ -930,8 +939,9 @@ class Model(Layer):
 
     def fit(self, x, y, batch_size=None, epochs=1, verbose=0, validation_split=0.0, validation_data=None,
             shuffle=True, class_weight=None, sample_weight=None, initial_epoch=0, steps_per_epoch=None,
-            validation_steps=None, validation_batch_size=None, validation_freq=1):
-        """model.fit; silent unless verbose. Returns a dict {key: [value per epoch]} (History.history)."""
+            validation_steps=None, validation_batch_size=None, validation_freq=1, callbacks=None):
+        """model.fit; silent unless verbose. Returns a dict {key: [value per epoch]} (History.history).
+        callbacks: objects with a `handle` (a tfc_callback *, e.g. TensorBoard), at most 16; fit takes them."""
         xs, ys = _tensors(x), _tensors(y)
         o = FitOpts()
         o.batch_size = int(batch_size or 0)
@@ -958,6 +968,9 @@ class Model(Layer):
         o.validation_steps = int(validation_steps or 0)
         o.validation_batch_size = int(validation_batch_size or 0)
         o.validation_freq = int(validation_freq or 1)
+        for i, cb in enumerate(callbacks or []):
+            o.callbacks[i] = cb.handle
+            cb.handle = None  # fit takes the callbacks (and frees them when it returns)
         hist = _P()
         st = _st()
         _c("tfc_model_fit_n")(self._m, _ptr_array([t.handle for t in xs]), len(xs),
@@ -1082,3 +1095,32 @@ def model_from_config(config):
 
 
 model_from_json = model_from_config
+
+
+class TensorBoard:
+    """tf.keras.callbacks.TensorBoard (tfc_callbacks_tensorboard_new). update_freq: "epoch", "batch" or an int;
+    profile_batch: an int or a (start, stop) pair."""
+
+    def __init__(self, log_dir="logs", histogram_freq=0, write_images=False, write_steps_per_second=False,
+                 update_freq="epoch", profile_batch=0):
+        o = TensorBoardOpts()
+        self._dir = str(log_dir).encode()
+        o.log_dir = self._dir
+        o.histogram_freq = int(histogram_freq)
+        o.write_images = bool(write_images)
+        o.write_steps_per_second = bool(write_steps_per_second)
+        if isinstance(update_freq, int):
+            o.update_freq_steps = update_freq
+        else:
+            self._uf = str(update_freq).encode()
+            o.update_freq = self._uf
+        start, stop = (profile_batch, profile_batch) if isinstance(profile_batch, int) else profile_batch
+        o.profile_batch_start, o.profile_batch_stop = int(start), int(stop)
+        st = _st()
+        self.handle = _c("tfc_callbacks_tensorboard_new")(ctypes.byref(o), ctypes.byref(st))
+        check(st)
+
+    def __del__(self):
+        if getattr(self, "handle", None):
+            _c("tfc_callback_free")(self.handle)
+            self.handle = None

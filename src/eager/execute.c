@@ -3,6 +3,7 @@
 
 #include "core/variable.h"
 #include "eager/context_internal.h"
+#include "eager/trace_op.h"
 
 static void unref_all(tfc_tensor **t, int n) {
     for (int i = 0; i < n; i++) {
@@ -41,6 +42,7 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
         return -1;
     }
     if (ctx->trace) return ctx->trace_op(ctx, op, in, n_in, attrs, n_attrs, out, max_out, st);
+    TFC_TRACE_OP(name, in, n_in); /* the profiler's op event (eager/trace_op.h) */
     for (int i = 0; i < n_in; i++)
         if (in[i] && in[i]->node) {
             tfc_status_set(st, TFC_INVALID_ARGUMENT,

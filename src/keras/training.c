@@ -18,6 +18,7 @@
 #include "eager/context_internal.h"
 #include "keras/model_internal.h"
 #include "keras/training_prefetch.h"
+#include "platform/trace.h"
 #include "tfc/ops/array.h"
 #include "tfc/ops/indexing.h"
 
@@ -964,6 +965,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 pp = perms[w];
             }
             int64_t start = b * bs, len = train.n - start < bs ? train.n - start : bs;
+            uint64_t trace_t0 = tfc_trace_level ? tfc_trace_now() : 0; /* the profiler's step events */
             if (!(ok = tfc_scope_begin(ctx, st))) break;
             tfc_tensor *bx[TFC_KERAS_MAX_IO], *by[TFC_KERAS_MAX_IO], *bsw = NULL;
             tfc_tensor *pre[2 * TFC_KERAS_MAX_IO + 1] = {0};
@@ -994,7 +996,9 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 if (!tfc_fit_prefetch_post(pf, np, nstart, train.n - nstart < bs ? train.n - nstart : bs)) break;
                 queued_to = npos;
             }
+            if (trace_t0) tfc_trace_record(1, "data", "Iterator::GetNext", NULL, trace_t0, tfc_trace_now(), -1);
             ok = ok && train_step(impl, bx, n_x, by, bsw, st);
+            if (trace_t0) tfc_trace_record(1, "step", "train", NULL, trace_t0, tfc_trace_now(), step);
             tfc_scope_end(ctx);
             for (int i = 0; i < n_src; i++) tfc_tensor_unref(pre[i]);
             if (!ok) break;

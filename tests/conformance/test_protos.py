@@ -33,6 +33,7 @@ TF_MODULES = [
     "tensorflow.core.protobuf.trackable_object_graph_pb2",
     "tensorflow.core.protobuf.struct_pb2",
     "tensorflow.core.protobuf.tensor_bundle_pb2",
+    "tensorflow.tsl.profiler.protobuf.xplane_pb2",
 ]
 
 

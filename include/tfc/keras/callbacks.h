@@ -119,6 +119,37 @@ TFC_API tfc_callback *tfc_callbacks_terminate_on_nan(void);
  * of another model INVALID_ARGUMENT. */
 TFC_API tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir);
 
+/* TensorBoard (tf.keras.callbacks.TensorBoard, tf-keras 2.x): event files (include/tfc/summary.h) under
+ * log_dir/train and log_dir/validation with what tf-keras writes:
+ *  - each epoch end, to train/ at step = epoch (0-based): "epoch_<key>" for every log key without the "val_"
+ *    prefix ("epoch_loss", "epoch_accuracy", "epoch_lr" when a callback adds "lr"), "epoch_learning_rate"
+ *    (the schedule's value at the optimizer's iterations) when the learning rate is a schedule, and
+ *    "epoch_steps_per_second" with write_steps_per_second; to validation/: "epoch_<key>" for each "val_<key>";
+ *  - each test end (fit's validation and evaluate), to validation/ at step = the optimizer's iterations:
+ *    "evaluation_<key>_vs_iterations";
+ *  - every histogram_freq epochs (0: never), to train/ at step = epoch: "<layer>/<weight>_0/histogram"
+ *    (tf.summary.histogram, 30 buckets) per weight of every layer, and with write_images "<...>/image" (the
+ *    weight as a grayscale image, as tf-keras lays it out).
+ * update_freq "epoch" (NULL) or "batch", or update_freq_steps N > 0: while fit runs, the train writer is the
+ * thread's default writer (tfc_summary_default_writer) with the step set to the optimizer's iterations before
+ * each batch and recording on when iterations % N == 0 -- for the user's own tf.summary calls, as tf-keras
+ * (which writes no batch-level summaries itself).
+ * profile_batch_start/stop (0, 0: off; start == stop profiles one batch): the global training batches
+ * (1-based) to profile with the profiler (include/tfc/profiler.h), written under log_dir/plugins/profile.
+ * write_graph is not available (no GraphDef of the train function yet).
+ * An unwritable log_dir or a failing write (a full disk) is logged once as an ERROR (tfc_log) naming the file
+ * and the callback stops writing; training goes on. Errors: INVALID_ARGUMENT for a bad update_freq or
+ * profile_batch. */
+typedef struct {
+    const char *log_dir; /* NULL: "logs" */
+    int histogram_freq;
+    bool write_images, write_steps_per_second;
+    const char *update_freq;   /* "epoch" (NULL) or "batch" */
+    int64_t update_freq_steps; /* > 0: update_freq as an integer */
+    int64_t profile_batch_start, profile_batch_stop;
+} tfc_tensorboard_opts;
+TFC_API tfc_callback *tfc_callbacks_tensorboard_new(const tfc_tensorboard_opts *o, tfc_status *st);
+
 #ifdef __cplusplus
 }
 #endif
