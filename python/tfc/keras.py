@@ -70,6 +70,10 @@ _SIGS = {
     # layers
     "tfc_layer_from_config": (_P, [_CP, _CP, _PS]),
     "tfc_layer_ref": (_P, [_P]),
+    "tfc_layer_compute_dtype": (_I, [_P]),
+    "tfc_layer_variable_dtype": (_I, [_P]),
+    "tfc_mixed_precision_set_global_policy": (ctypes.c_bool, [_CP, _PS]),
+    "tfc_policy_init": (ctypes.c_bool, [_P, _CP, _PS]),
     "tfc_layer_unref": (None, [_P]),
     "tfc_layer_name": (_CP, [_P]),
     "tfc_layer_class_name": (_CP, [_P]),
@@ -353,6 +357,18 @@ class Layer:
     @property
     def trainable(self):
         return bool(_c("tfc_layer_trainable")(self._h))
+
+    @property
+    def compute_dtype(self):
+        from . import dtypes
+        return dtypes.from_enum(_c("tfc_layer_compute_dtype")(self._h)).name
+
+    @property
+    def variable_dtype(self):
+        from . import dtypes
+        return dtypes.from_enum(_c("tfc_layer_variable_dtype")(self._h)).name
+
+    dtype = variable_dtype
 
     @trainable.setter
     def trainable(self, v):
@@ -1082,3 +1098,29 @@ def model_from_config(config):
 
 
 model_from_json = model_from_config
+
+
+# ---- mixed precision (tf.keras.mixed_precision) -----------------------------------------------------------
+
+class _PolicyStruct(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 32), ("compute_dtype", _I), ("variable_dtype", _I)]
+
+
+class Policy:
+    """tf.keras.mixed_precision.Policy(name): name, compute_dtype, variable_dtype (dtype names)."""
+
+    def __init__(self, name):
+        from . import dtypes
+        p, st = _PolicyStruct(), _st()
+        _c("tfc_policy_init")(ctypes.byref(p), name.encode(), ctypes.byref(st))
+        check(st)
+        self.name = p.name.decode()
+        self.compute_dtype = dtypes.from_enum(p.compute_dtype).name
+        self.variable_dtype = dtypes.from_enum(p.variable_dtype).name
+
+
+def set_global_policy(name):
+    """tf.keras.mixed_precision.set_global_policy (None: "float32")."""
+    st = _st()
+    _c("tfc_mixed_precision_set_global_policy")(name.encode() if name else None, ctypes.byref(st))
+    check(st)
