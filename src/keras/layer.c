@@ -672,12 +672,11 @@ bool tfc_layer_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     if (!tfc_scope_begin(ctx, st)) return false;
     tfc_tensor *cin[TFC_KERAS_MAX_IO];
     bool ok = true;
-    /* Keras autocasts floating inputs to the layer's compute dtype (models: to their inputs' dtypes, when
-     * their first layers run). */
+    /* Keras autocasts floating inputs to the layer's compute dtype. */
     for (int i = 0; i < n_in && ok; i++) {
         cin[i] = in[i];
         tfc_dtype dt = tfc_tensor_dtype(in[i]), cd = l->compute_dtype;
-        if (!l->no_autocast && !l->is_model && tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(cd) && dt != cd) {
+        if (!l->no_autocast && tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(cd) && dt != cd) {
             tfc_attr a = TFC_ATTR_T("DstT", cd);
             ok = (cin[i] = tfc_emit(ctx, "Cast", &in[i], 1, &a, 1, st)) != NULL;
         }
