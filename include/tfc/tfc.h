@@ -11,6 +11,7 @@
 #include "tfc/attr.h"
 #include "tfc/op.h"
 #include "tfc/eager.h"
+#include "tfc/config.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/keras.h"
