@@ -28,6 +28,8 @@ sys.path.insert(0, HERE)
 import bench_common as bc  # noqa: E402
 
 PEER_FRAMEWORKS = ("tensorflow", "torch", "onnxruntime")
+# Peers that are tfc itself in another configuration, served by tfc_bench (no Python framework to start).
+C_PEERS = ("openblas", "tfc_f32", "tfc_eager")  # sides served by tfc_bench itself
 PEER_MODULES = {"tensorflow": "tensorflow", "torch": "torch", "onnxruntime": "onnxruntime"}
 
 CONV_SHAPES = ["128x28x28x1_3x3x32", "128x13x13x32_3x3x64", "32x56x56x64_3x3x64_same"]
@@ -36,6 +38,7 @@ GEMMS = ["256x256x256", "512x512x512", "1024x1024x1024", "128x1600x10", "128x10x
 # Targets of the benchmark issue: (workload pattern, peer) -> minimum ratio.
 TARGETS = [
     (r"gemm_", "openblas", 0.95),
+    (r"gemm_bf16_", "tfc_f32", 1.7),
     (r"conv2d_", "tensorflow", 1.2), (r"conv2d_", "torch", 1.2),
     (r"train_cnn$", "tensorflow", 2.0), (r"train_cnn$", "torch", 1.3),
     (r"train_mlp$", "tensorflow", 3.0),
@@ -58,6 +61,7 @@ def target_for(workload, peer):
 def workloads():
     """(name, kind, peers) in run order. kind: time (ms per op), rate (units/s) or mem."""
     out = [("gemm_" + g, "time", ["openblas"]) for g in GEMMS]
+    out.append(("gemm_bf16_1024", "time", ["tfc_f32"]))
     for shape in CONV_SHAPES:
         for p in ("fwd", "bwd_input", "bwd_filter"):
             out.append((f"conv2d_{p}_{shape}", "time", ["tensorflow", "torch"]))
@@ -190,7 +194,7 @@ class Bench:
         if w is not None and w.alive():
             return w
         log = os.path.join(self.work, "logs", f"{side}_t{threads}.log")
-        if side in ("tfc", "openblas", "tfc_eager"):
+        if side == "tfc" or side in C_PEERS:
             argv = [self.args.worker, "serve"] + self.common_flags(threads)
         else:
             argv = [sys.executable, os.path.join(HERE, "peers.py"), "serve", side] + self.common_flags(threads)
@@ -385,10 +389,10 @@ class Bench:
         todo = [w for w in workloads() if not only or only.search(w[0])]
         self.print_header()
         for threads in self.args.threads:
-            peers_needed = sorted({p for _, _, ps in todo for p in ps if p not in ("openblas", "tfc_eager")})
+            peers_needed = sorted({p for _, _, ps in todo for p in ps if p not in C_PEERS})
             started = False
             for name, kind, peers in todo:
-                if not started and any(p not in ("openblas", "tfc_eager") for p in peers):
+                if not started and any(p not in C_PEERS for p in peers):
                     self.start_peers(threads, peers_needed)
                     started = True
                 self.run_group(name, kind, peers, threads)

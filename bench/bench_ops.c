@@ -4,6 +4,8 @@
  *   gemm_<m>x<k>x<n>         C[m,n] = A[m,k] B[k,n], float32. The demo's Dense backward products keep the
  *                            transposes Dense's gradient uses: gemm_128x10x1600 is dY[128,10] W[1600,10]^T
  *                            (transpose_b) and gemm_1600x128x10 is X[128,1600]^T dY[128,10] (transpose_a).
+ *   gemm_bf16_<n>            C[n,n] = A[n,n] B[n,n] in bfloat16 (MatMul: vdpbf16ps where the CPU has it, float32
+ *                            accumulation); its peer "tfc_f32" is tfc's MatMul of the same shape in float32.
  *   conv2d_<pass>_<n>x<h>x<w>x<c>_<kh>x<kw>x<o>[_same]
  *                            pass fwd (Conv2D), bwd_input (Conv2DBackpropInput), bwd_filter
  *                            (Conv2DBackpropFilter); NHWC, stride 1, VALID unless _same.
@@ -56,9 +58,43 @@ static void gemm_free(bench_case *bc) {
     tfc_free(g);
 }
 
+/* gemm_bf16_<n>: tfc's MatMul in bfloat16 (impl tfc) or float32 (impl tfc_f32). */
+static bench_case *gemm_bf16_prep(tfc_ctx *ctx, const char *impl, const char *workload, tfc_status *st) {
+    int64_t n;
+    int used = 0;
+    if (sscanf(workload, "gemm_bf16_%ld%n", &n, &used) != 1 || workload[used] || n < 1) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "bad GEMM workload '%s'", workload);
+        return NULL;
+    }
+    const bool f32 = !strcmp(impl, "tfc_f32");
+    if (!f32 && strcmp(impl, "tfc")) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "GEMM: unknown impl '%s'", impl);
+        return NULL;
+    }
+    gemm_case *g = tfc_calloc(1, sizeof *g);
+    if (!g) return tfc_status_oom(st, "gemm", sizeof *g), NULL;
+    *g = (gemm_case){.base = {gemm_run, gemm_free, 1.0, NAN}, .ctx = ctx, .m = n, .k = n, .n = n};
+    const int64_t d[2] = {n, n};
+    tfc_tensor *a = bench_random_tensor(d, 2, 1, st), *b = a ? bench_random_tensor(d, 2, 2, st) : NULL;
+    if (b && f32) {
+        g->a = a, g->b = b;
+        return &g->base;
+    }
+    g->a = b ? tfc_cast(ctx, a, TFC_BFLOAT16, st) : NULL;
+    g->b = g->a ? tfc_cast(ctx, b, TFC_BFLOAT16, st) : NULL;
+    tfc_tensor_unref(a);
+    tfc_tensor_unref(b);
+    if (!g->b) {
+        gemm_free(&g->base);
+        return NULL;
+    }
+    return &g->base;
+}
+
 static bench_case *gemm_prep(tfc_ctx *ctx, const char *impl, const char *workload, tfc_status *st) {
     int64_t m, k, n;
     int used = 0;
+    if (!strncmp(workload, "gemm_bf16_", 10)) return gemm_bf16_prep(ctx, impl, workload, st);
     if (sscanf(workload, "gemm_%ldx%ldx%ld%n", &m, &k, &n, &used) != 3 || workload[used] || m < 1 || k < 1 ||
         n < 1) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "bad GEMM workload '%s'", workload);

@@ -30,7 +30,9 @@ typedef enum {
 typedef struct { uint16_t bits; } tfc_half;
 typedef struct { uint16_t bits; } tfc_bfloat16;
 
-/* Round-to-nearest-even conversions; NaN stays NaN, overflow goes to infinity. */
+/* Round-to-nearest-even conversions, bit for bit as TensorFlow's Cast on x86: NaN stays NaN (float16 keeps the
+ * sign and top payload bits with the quiet bit set; bfloat16 gives the canonical 0x7fc0), float32 subnormals
+ * are rounded (not flushed), overflow goes to infinity. */
 TFC_API tfc_half tfc_half_from_float(float f);
 TFC_API float tfc_half_to_float(tfc_half h);
 TFC_API tfc_bfloat16 tfc_bfloat16_from_float(float f);

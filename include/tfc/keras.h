@@ -11,5 +11,6 @@
 #include "tfc/keras/callbacks.h"
 #include "tfc/keras/datasets.h"
 #include "tfc/keras/dataset_utils.h"
+#include "tfc/keras/mixed_precision.h"
 
 #endif

@@ -14,6 +14,7 @@
 #include "tfc/attr.h"
 #include "tfc/op.h"
 #include "tfc/eager.h"
+#include "tfc/config.h"
 #include "tfc/function.h"
 #include "tfc/control_flow.h"
 #include "tfc/example.h"

@@ -77,6 +77,13 @@ _SIGS = {
     # layers
     "tfc_layer_from_config": (_P, [_CP, _CP, _PS]),
     "tfc_layer_ref": (_P, [_P]),
+    "tfc_layer_compute_dtype": (_I, [_P]),
+    "tfc_layer_variable_dtype": (_I, [_P]),
+    "tfc_mixed_precision_set_global_policy": (ctypes.c_bool, [_CP, _PS]),
+    "tfc_policy_init": (ctypes.c_bool, [_P, _CP, _PS]),
+    "tfc_mixed_precision_loss_scale_optimizer_new": (_P, [_P, _P]),
+    "tfc_loss_scale_optimizer_loss_scale": (ctypes.c_double, [_P]),
+    "tfc_loss_scale_optimizer_dynamic_counter": (ctypes.c_int64, [_P]),
     "tfc_layer_unref": (None, [_P]),
     "tfc_layer_name": (_CP, [_P]),
     "tfc_layer_class_name": (_CP, [_P]),
@@ -362,6 +369,18 @@ class Layer:
     @property
     def trainable(self):
         return bool(_c("tfc_layer_trainable")(self._h))
+
+    @property
+    def compute_dtype(self):
+        from . import dtypes
+        return dtypes.from_enum(_c("tfc_layer_compute_dtype")(self._h)).name
+
+    @property
+    def variable_dtype(self):
+        from . import dtypes
+        return dtypes.from_enum(_c("tfc_layer_variable_dtype")(self._h)).name
+
+    dtype = variable_dtype
 
     @trainable.setter
     def trainable(self, v):
@@ -899,7 +918,9 @@ class Model(Layer):
             x._give(self)
         check(st)
         h = _c("tfc_model_optimizer")(self._m)
-        self.optimizer = opt if isinstance(opt, Optimizer) else (Optimizer._borrowed(h, self) if h else None)
+        # (compile may have wrapped the given optimizer in a LossScaleOptimizer: mixed_float16)
+        same = isinstance(opt, Optimizer) and h == opt.handle
+        self.optimizer = opt if same else (Optimizer._borrowed(h, self) if h else None)
         self.loss = ls if isinstance(ls, Loss) else loss
         self.compiled_metrics = objs
         self._keep.extend([x for x in [self.optimizer, ls] + objs if x is not None])
@@ -1124,3 +1145,54 @@ class TensorBoard:
         if getattr(self, "handle", None):
             _c("tfc_callback_free")(self.handle)
             self.handle = None
+
+
+# ---- mixed precision (tf.keras.mixed_precision) -----------------------------------------------------------
+
+class _PolicyStruct(ctypes.Structure):
+    _fields_ = [("name", ctypes.c_char * 32), ("compute_dtype", _I), ("variable_dtype", _I)]
+
+
+class Policy:
+    """tf.keras.mixed_precision.Policy(name): name, compute_dtype, variable_dtype (dtype names)."""
+
+    def __init__(self, name):
+        from . import dtypes
+        p, st = _PolicyStruct(), _st()
+        _c("tfc_policy_init")(ctypes.byref(p), name.encode(), ctypes.byref(st))
+        check(st)
+        self.name = p.name.decode()
+        self.compute_dtype = dtypes.from_enum(p.compute_dtype).name
+        self.variable_dtype = dtypes.from_enum(p.variable_dtype).name
+
+
+def set_global_policy(name):
+    """tf.keras.mixed_precision.set_global_policy (None: "float32")."""
+    st = _st()
+    _c("tfc_mixed_precision_set_global_policy")(name.encode() if name else None, ctypes.byref(st))
+    check(st)
+
+
+class _LossScaleOpts(ctypes.Structure):
+    _fields_ = [("dynamic", _I), ("initial_scale", ctypes.c_double), ("dynamic_growth_steps", ctypes.c_int64)]
+
+
+class LossScaleOptimizer(Optimizer):
+    """tf.keras.mixed_precision.LossScaleOptimizer(inner, dynamic=True, initial_scale=None,
+    dynamic_growth_steps=None): takes `inner` (which must not belong to a model)."""
+
+    def __init__(self, inner, dynamic=True, initial_scale=None, dynamic_growth_steps=None):
+        opts = _LossScaleOpts(_YES if dynamic else _NO, float(initial_scale or 0), int(dynamic_growth_steps or 0))
+        h = _c("tfc_mixed_precision_loss_scale_optimizer_new")(inner._h.value, ctypes.byref(opts))
+        inner._owned = False  # the wrapper frees it
+        self._inner = inner
+        super().__init__(h)
+
+    @property
+    def loss_scale(self):
+        return float(_c("tfc_loss_scale_optimizer_loss_scale")(self._h))
+
+    @property
+    def dynamic_counter(self):
+        c = int(_c("tfc_loss_scale_optimizer_dynamic_counter")(self._h))
+        return None if c < 0 else c

@@ -55,8 +55,8 @@ tfc_bfloat16 tfc_bfloat16_from_float(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
     tfc_bfloat16 b;
-    if (isnan(f)) {
-        b.bits = (uint16_t)((x >> 16) | 0x40u);
+    if (isnan(f)) { /* every NaN becomes the positive quiet NaN, as TensorFlow's (Eigen's) conversion */
+        b.bits = 0x7fc0u;
         return b;
     }
     x += 0x7fffu + ((x >> 16) & 1u);

@@ -387,8 +387,10 @@ bool tfc_json_get_common(const cJSON *cfg, tfc_layer_common_cfg *out, tfc_status
             if (!tfc_json_get_str(c, "name", &dn, NULL, st)) return false;
         }
         if (!dn) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "config key \"dtype\" must be a dtype name or policy");
-        /* Mixed-precision policies keep float32 variables; tfc computes in the variable dtype. */
-        if (!strcmp(dn, "mixed_float16") || !strcmp(dn, "mixed_bfloat16")) dn = "float32";
+        if (!strcmp(dn, "mixed_float16") || !strcmp(dn, "mixed_bfloat16")) { /* a mixed precision Policy */
+            out->dtype_policy = dn;
+            dn = "float32";
+        }
         out->dtype = tfc_dtype_from_name(dn);
         if (out->dtype == TFC_INVALID_DTYPE)
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "config key \"dtype\": unknown dtype %s", dn);

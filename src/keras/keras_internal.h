@@ -58,7 +58,9 @@ struct tfc_layer {
     bool floating;           /* not yet owned by a container */
     char *name;
     bool trainable, built;
-    tfc_dtype dtype;         /* variable (and compute) dtype */
+    tfc_dtype dtype;         /* variable dtype (Keras's layer.dtype) */
+    tfc_dtype compute_dtype; /* dtype of the computations and floating outputs (the policy's) */
+    char policy[32];         /* the dtype policy's name: "mixed_float16", "float32", ... */
     /* input_shape= given to the constructor ([batch=-1, ...]); used by Sequential and summary */
     bool has_input_shape;
     tfc_shape input_shape;
@@ -124,14 +126,29 @@ char *tfc_keras_shape_str(const tfc_shape *s, char *buf, size_t size);
 #define TFC_KSHP(s) tfc_keras_shape_str((s), (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR)
 /* Allocates a layer (tfc_layer_alloc) and applies the common options of a TFC_LAYER_COMMON_OPTS struct. */
 tfc_layer *tfc_layer_new_common(const tfc_layer_class *cls, const char *name, tfc_flag trainable, tfc_dtype dtype,
-                                const int64_t *input_shape, int input_rank);
-#define TFC_LAYER_NEW(type, cls, o) \
-    ((type *)tfc_layer_new_common((cls), (o)->name, (o)->trainable, (o)->dtype, (o)->input_shape, (o)->input_rank))
+                                const char *dtype_policy, const int64_t *input_shape, int input_rank);
+#define TFC_LAYER_NEW(type, cls, o)                                                                         \
+    ((type *)tfc_layer_new_common((cls), (o)->name, (o)->trainable, (o)->dtype, (o)->dtype_policy, (o)->input_shape, \
+                                  (o)->input_rank))
 /* Snake-case of a Keras class name ("MaxPooling2D" -> "max_pooling2d"), written into buf. */
 void tfc_keras_snake_case(const char *class_name, char *buf, size_t size);
-/* Applies the common constructor options to a new layer. */
+/* Applies the common constructor options to a new layer: dtype_policy (a policy name) wins over dtype, which
+ * wins over the global policy the layer was allocated with. An invalid policy name leaves compute_dtype
+ * TFC_INVALID_DTYPE: the layer's build reports it. */
 void tfc_layer_apply_common(tfc_layer *l, const char *name, tfc_flag trainable, tfc_dtype dtype,
-                            const int64_t *input_shape, int input_rank);
+                            const char *dtype_policy, const int64_t *input_shape, int input_rank);
+/* ---- mixed precision (mixed_precision.c) ---- */
+struct tfc_policy;
+void tfc_layer_set_policy(tfc_layer *l, const struct tfc_policy *p);
+/* Adds the layer's "dtype" config key (layer.c). */
+bool tfc_policy_config_add(cJSON *cfg, const tfc_layer *l);
+/* Whether the layer computes in another dtype than its variables' (a mixed policy). */
+bool tfc_layer_policy_mixed(const tfc_layer *l);
+/* A variable's value as the layer's call uses it: cast to the compute dtype under a mixed policy (Keras's
+ * AutoCastVariable read), else as it is. Owned like an op output. */
+tfc_tensor *tfc_layer_read_var(const tfc_layer *l, tfc_ctx *ctx, tfc_variable *v, tfc_status *st);
+/* t cast to the compute dtype under a mixed policy when floating (t itself otherwise; NULL stays NULL). */
+tfc_tensor *tfc_layer_cast_compute(const tfc_layer *l, tfc_ctx *ctx, tfc_tensor *t, tfc_status *st);
 /* Sinks a floating reference (the container takes it) or adds one. */
 tfc_layer *tfc_layer_take(tfc_layer *l);
 /* Builds the layer if needed for inputs of the given shapes. */
@@ -204,6 +221,7 @@ typedef struct tfc_layer_common_cfg {
     const char *name;
     tfc_flag trainable;
     tfc_dtype dtype;
+    const char *dtype_policy; /* a mixed policy's name ("mixed_float16"); NULL for a dtype */
     int64_t input_shape[TFC_MAX_RANK];
     int input_rank;          /* -1 when there is no batch_input_shape */
     int64_t batch_size;      /* -1 unknown */
@@ -215,6 +233,7 @@ bool tfc_json_get_common(const cJSON *cfg, tfc_layer_common_cfg *out, tfc_status
         (o).name = (c).name;                                                                     \
         (o).trainable = (c).trainable;                                                           \
         (o).dtype = (c).dtype;                                                                   \
+        (o).dtype_policy = (c).dtype_policy;                                                     \
         if ((c).input_rank >= 0) {                                                               \
             for (int i_ = 0; i_ < (c).input_rank; i_++) (o).input_shape[i_] = (c).input_shape[i_]; \
             (o).input_rank = (c).input_rank > 0 ? (c).input_rank : -1;                           \

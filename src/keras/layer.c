@@ -7,6 +7,7 @@
 
 #include "eager/context_internal.h"
 #include "keras/keras_internal.h"
+#include "tfc/keras/mixed_precision.h"
 
 /* ---- names --------------------------------------------------------------------------------------------- */
 
@@ -113,7 +114,8 @@ tfc_layer *tfc_layer_alloc(const tfc_layer_class *cls, const char *name) {
     atomic_init(&l->refcount, 1);
     l->floating = true;
     l->trainable = true;
-    l->dtype = TFC_FLOAT;
+    const tfc_policy gp = tfc_mixed_precision_global_policy();
+    tfc_layer_set_policy(l, &gp);
     if (name && *name) {
         l->name = tfc_strdup(name);
     } else {
@@ -132,7 +134,7 @@ tfc_layer *tfc_layer_alloc(const tfc_layer_class *cls, const char *name) {
 }
 
 void tfc_layer_apply_common(tfc_layer *l, const char *name, tfc_flag trainable, tfc_dtype dtype,
-                            const int64_t *input_shape, int input_rank) {
+                            const char *dtype_policy, const int64_t *input_shape, int input_rank) {
     if (!l) return;
     if (name && *name && strcmp(name, l->name) != 0) {
         char *n = tfc_strdup(name);
@@ -142,7 +144,14 @@ void tfc_layer_apply_common(tfc_layer *l, const char *name, tfc_flag trainable, 
         }
     }
     l->trainable = TFC_FLAG(trainable, true);
-    if (dtype != TFC_INVALID_DTYPE) l->dtype = dtype;
+    tfc_policy p;
+    tfc_status pst = TFC_STATUS_INIT;
+    if (dtype_policy) {
+        if (tfc_policy_init(&p, dtype_policy, &pst)) tfc_layer_set_policy(l, &p);
+        else l->compute_dtype = TFC_INVALID_DTYPE, snprintf(l->policy, sizeof l->policy, "%s", dtype_policy);
+    } else if (dtype != TFC_INVALID_DTYPE && tfc_policy_init(&p, tfc_dtype_name(dtype), &pst)) {
+        tfc_layer_set_policy(l, &p);
+    }
     if (input_shape) {
         int rank = input_rank;
         if (rank == 0)
@@ -159,9 +168,9 @@ void tfc_layer_apply_common(tfc_layer *l, const char *name, tfc_flag trainable, 
 }
 
 tfc_layer *tfc_layer_new_common(const tfc_layer_class *cls, const char *name, tfc_flag trainable, tfc_dtype dtype,
-                                const int64_t *input_shape, int input_rank) {
+                                const char *dtype_policy, const int64_t *input_shape, int input_rank) {
     tfc_layer *l = tfc_layer_alloc(cls, name);
-    if (l) tfc_layer_apply_common(l, NULL, trainable, dtype, input_shape, input_rank);
+    if (l) tfc_layer_apply_common(l, NULL, trainable, dtype, dtype_policy, input_shape, input_rank);
     return l;
 }
 
@@ -517,6 +526,10 @@ bool tfc_layer_ensure_built(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int
     if (!l) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "build: NULL layer");
     if (l->built) return true;
     if (!ctx) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Layer \"%s\": build needs a context", l->name);
+    if (l->compute_dtype == TFC_INVALID_DTYPE) { /* the constructor's dtype_policy was not a policy */
+        tfc_policy p;
+        return tfc_policy_init(&p, l->policy, st);
+    }
     if (n_in < 0 || n_in > TFC_KERAS_MAX_IO)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Layer \"%s\": %d inputs (at most %d supported)", l->name,
                               n_in, TFC_KERAS_MAX_IO);
@@ -659,12 +672,12 @@ bool tfc_layer_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     if (!tfc_scope_begin(ctx, st)) return false;
     tfc_tensor *cin[TFC_KERAS_MAX_IO];
     bool ok = true;
-    /* Keras autocasts floating inputs to the layer's dtype. */
+    /* Keras autocasts floating inputs to the layer's compute dtype. */
     for (int i = 0; i < n_in && ok; i++) {
         cin[i] = in[i];
-        tfc_dtype dt = tfc_tensor_dtype(in[i]);
-        if (!l->no_autocast && tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(l->dtype) && dt != l->dtype) {
-            tfc_attr a = TFC_ATTR_T("DstT", l->dtype);
+        tfc_dtype dt = tfc_tensor_dtype(in[i]), cd = l->compute_dtype;
+        if (!l->no_autocast && tfc_dtype_is_floating(dt) && tfc_dtype_is_floating(cd) && dt != cd) {
+            tfc_attr a = TFC_ATTR_T("DstT", cd);
             ok = (cin[i] = tfc_emit(ctx, "Cast", &in[i], 1, &a, 1, st)) != NULL;
         }
     }
@@ -772,6 +785,16 @@ tfc_tensor *tfc_layer_regularization_loss(tfc_layer *l, tfc_ctx *ctx, tfc_status
 
 /* ---- config -------------------------------------------------------------------------------------------- */
 
+/* "dtype": the variable dtype's name for a plain policy, Keras's serialized Policy for a mixed one. */
+bool tfc_policy_config_add(cJSON *cfg, const tfc_layer *l) {
+    if (!tfc_layer_policy_mixed(l)) return cJSON_AddStringToObject(cfg, "dtype", tfc_dtype_name(l->dtype)) != NULL;
+    cJSON *d = cJSON_AddObjectToObject(cfg, "dtype"), *c = d ? cJSON_CreateObject() : NULL;
+    if (!c) return false;
+    return cJSON_AddStringToObject(d, "module", "keras.mixed_precision") &&
+           cJSON_AddStringToObject(d, "class_name", "Policy") && cJSON_AddItemToObject(d, "config", c) &&
+           cJSON_AddStringToObject(c, "name", l->policy) && cJSON_AddNullToObject(d, "registered_name");
+}
+
 cJSON *tfc_layer_config_json(const tfc_layer *l, tfc_status *st) {
     if (!l) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "get_config: NULL layer");
@@ -779,7 +802,7 @@ cJSON *tfc_layer_config_json(const tfc_layer *l, tfc_status *st) {
     }
     cJSON *cfg = cJSON_CreateObject();
     bool ok = cfg && cJSON_AddStringToObject(cfg, "name", l->name) && cJSON_AddBoolToObject(cfg, "trainable", l->trainable) &&
-              cJSON_AddStringToObject(cfg, "dtype", tfc_dtype_name(l->dtype));
+              tfc_policy_config_add(cfg, l);
     if (ok && l->has_input_shape) {
         cJSON *s = tfc_json_shape(&l->input_shape);
         ok = s && cJSON_AddItemToObject(cfg, "batch_input_shape", s);
@@ -939,7 +962,7 @@ tfc_ktensor *tfc_layer_apply(tfc_layer *l, tfc_ktensor *const *in, int n_in, tfc
     /* Layers whose weights already live in a context are built now; the others are built by the model
      * constructed on these tensors (tfc_model_new has the context). */
     if (!l->built && l->ctx && !tfc_layer_ensure_built(l, l->ctx, shapes, n_in, st)) return NULL;
-    tfc_dtype dt = l->keeps_input_dtype && !tfc_dtype_is_floating(in[0]->dtype) ? in[0]->dtype : l->dtype;
+    tfc_dtype dt = l->keeps_input_dtype && !tfc_dtype_is_floating(in[0]->dtype) ? in[0]->dtype : l->compute_dtype;
     tfc_knode *n = add_node(l, in, n_in, out, n_out, dt, st);
     if (!n) return NULL;
     tfc_status_clear(st);

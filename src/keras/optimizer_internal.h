@@ -64,6 +64,12 @@ struct tfc_optimizer {
     tfc_tensor *consts[6];
     tfc_dtype consts_dt;
     double consts_key[6];
+    /* a LossScaleOptimizer (optimizer_loss_scale.c): the wrapped optimizer (owned) and the loss-scale state */
+    tfc_optimizer *inner;
+    bool ls_dynamic;
+    float ls_scale;
+    double ls_initial;
+    int64_t ls_counter, ls_growth_steps;
 };
 
 /* The prepared coefficients of dtype dt for this step (a new zeroed row when add; NULL if none / full). */
@@ -93,10 +99,18 @@ struct tfc_opt_class {
     bool (*validate)(const tfc_optimizer *o, tfc_status *st);
 };
 
+extern const tfc_opt_class tfc_opt_loss_scale; /* the wrapper: no functions of its own */
 extern const tfc_opt_class tfc_opt_sgd, tfc_opt_adam, tfc_opt_adamw, tfc_opt_rmsprop, tfc_opt_adagrad,
     tfc_opt_adamax, tfc_opt_nadam;
 
 /* ---- base helpers (optimizers.c) ---- */
+/* A skipped step: iterations advance (created if need be), nothing else changes. */
+bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st);
+/* A LossScaleOptimizer's get_config (tfc_free). */
+char *tfc_opt_loss_scale_config(const tfc_optimizer *o, tfc_status *st);
+/* A LossScaleOptimizer's apply_gradients (optimizer_loss_scale.c), given unscaled gradients. */
+bool tfc_opt_loss_scale_apply(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grads, tfc_variable *const *vars,
+                              int n, tfc_status *st);
 /* A new optimizer of cls with the common options applied (NULL when out of memory). */
 tfc_optimizer *tfc_opt_alloc(const tfc_opt_class *cls, const char *name, double learning_rate,
                              tfc_lr_schedule *schedule, double clipnorm, double clipvalue, double global_clipnorm,

@@ -11,6 +11,7 @@
 #include "core/variable.h"
 #include "eager/context_internal.h"
 #include "keras/optimizer_internal.h"
+#include "tfc/keras/mixed_precision.h"
 
 #define SHP(s) tfc_shape_str((s), (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR)
 
@@ -41,6 +42,7 @@ tfc_optimizer *tfc_opt_alloc(const tfc_opt_class *cls, const char *name, double 
 
 void tfc_optimizer_free(tfc_optimizer *o) {
     if (!o) return;
+    tfc_optimizer_free(o->inner);
     for (int i = 0; i < o->n_slots; i++)
         for (int k = 0; k < TFC_OPT_MAX_SLOTS; k++) tfc_variable_free(o->slots[i].slot[k]);
     tfc_variable_free(o->iterations);
@@ -57,6 +59,7 @@ const char *tfc_optimizer_name(const tfc_optimizer *o) { return o->name; }
 const char *tfc_optimizer_class_name(const tfc_optimizer *o) { return o->cls->class_name; }
 
 int64_t tfc_optimizer_iterations(const tfc_optimizer *o) {
+    if (o->inner) return tfc_optimizer_iterations(o->inner); /* LossScaleOptimizer: the inner one's */
     const tfc_tensor *t = o->iterations ? tfc_variable_value(o->iterations) : NULL;
     return t ? ((const int64_t *)tfc_tensor_data(t))[0] : 0;
 }
@@ -67,15 +70,19 @@ static double base_lr(const tfc_optimizer *o, int64_t step) {
     return (double)(float)(o->schedule ? tfc_lr_schedule_value(o->schedule, step) : o->learning_rate);
 }
 
-double tfc_optimizer_learning_rate(const tfc_optimizer *o) { return base_lr(o, tfc_optimizer_iterations(o)); }
+double tfc_optimizer_learning_rate(const tfc_optimizer *o) {
+    return o->inner ? tfc_optimizer_learning_rate(o->inner) : base_lr(o, tfc_optimizer_iterations(o));
+}
 
 void tfc_optimizer_set_learning_rate(tfc_optimizer *o, double lr) {
+    if (o->inner) o = o->inner;
     tfc_lr_schedule_free(o->schedule);
     o->schedule = NULL;
     o->learning_rate = lr;
 }
 
 int tfc_optimizer_variables(const tfc_optimizer *o, tfc_variable **out, int max) {
+    if (o->inner) return tfc_optimizer_variables(o->inner, out, max);
     for (int i = 0; i < o->n_weights && i < max; i++) out[i] = o->weights[i];
     return o->n_weights;
 }
@@ -445,10 +452,20 @@ static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grad
     return one && tfc_variable_assign_add(ctx, o->iterations, one, st);
 }
 
+bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st) {
+    if (!tfc_scope_begin(ctx, st)) return false;
+    tfc_tensor *one = NULL;
+    bool ok = ensure_iterations(o, ctx, st) && (one = tfc_opt_scalar(ctx, TFC_INT64, 1, st)) &&
+              tfc_variable_assign_add(ctx, o->iterations, one, st);
+    tfc_scope_end(ctx);
+    return ok;
+}
+
 bool tfc_optimizer_apply_gradients(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grads,
                                    tfc_variable *const *vars, int n, tfc_status *st) {
     if (!o || !ctx || n < 0 || (n > 0 && (!grads || !vars)))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "apply_gradients: bad arguments");
+    if (o->inner) return tfc_opt_loss_scale_apply(o, ctx, grads, vars, n, st);
     tfc_tensor **g = tfc_malloc((size_t)(n > 0 ? n : 1) * sizeof *g);
     tfc_variable **v = tfc_malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
     if (!g || !v) {
@@ -484,7 +501,10 @@ bool tfc_optimizer_minimize(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *loss, tf
     }
     bool ok = tfc_scope_begin(ctx, st);
     if (ok) {
-        ok = tfc_tape_gradient(tape, loss, NULL, 0, vars, n, TFC_UNCONNECTED_NONE, g, st);
+        if (o && o->inner) /* LossScaleOptimizer: gradients of the scaled loss, unscaled */
+            ok = (loss = tfc_loss_scale_optimizer_get_scaled_loss(o, ctx, loss, st)) != NULL;
+        ok = ok && tfc_tape_gradient(tape, loss, NULL, 0, vars, n, TFC_UNCONNECTED_NONE, g, st);
+        if (ok && o && o->inner) ok = tfc_loss_scale_optimizer_get_unscaled_gradients(o, ctx, g, n, g, st);
         tfc_tape_free(tape);
         tape = NULL;
         ok = ok && tfc_optimizer_apply_gradients(o, ctx, g, vars, n, st);
@@ -504,6 +524,7 @@ static bool add_opt_num(cJSON *cfg, const char *key, bool has, double v) {
 }
 
 char *tfc_optimizer_get_config(const tfc_optimizer *o, tfc_status *st) {
+    if (o->inner) return tfc_opt_loss_scale_config(o, st);
     cJSON *c = cJSON_CreateObject();
     bool ok = c && cJSON_AddStringToObject(c, "name", o->name);
     if (o->legacy) {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "eager/context_internal.h"
+#include "tfc/keras/mixed_precision.h"
 #include "keras/model_internal.h"
 #include "keras/training_prefetch.h"
 #include "platform/trace.h"
@@ -185,6 +186,15 @@ bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *s
         return false;
     }
 #undef RELEASE_GIVEN
+    /* Keras wraps the optimizer of a mixed_float16 model in a (dynamic) LossScaleOptimizer */
+    if (!strcmp(tfc_layer_dtype_policy(&m->base).name, "mixed_float16") && !tfc_optimizer_is_loss_scale(opt)) {
+        tfc_optimizer *w = tfc_mixed_precision_loss_scale_optimizer_new(opt, NULL);
+        if (!w) {
+            if (loss != o.loss) tfc_loss_free(loss);
+            return tfc_status_oom(st, "compile", 0);
+        }
+        opt = w;
+    }
     tfc_model_compile_free(m);
     m->optimizer = opt;
     m->loss = loss;
@@ -446,7 +456,11 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
         if (!vars || !grads) ok = tfc_status_oom(st, "train step", 0);
         if (ok) {
             tfc_layer_trainable_weights(&m->base, vars, nv);
-            ok = tfc_tape_gradient(tape, total, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, grads, st);
+            /* a LossScaleOptimizer: the gradients of the scaled loss, unscaled (Keras's _compute_gradients) */
+            const bool scaled = tfc_optimizer_is_loss_scale(m->optimizer);
+            tfc_tensor *target = scaled ? tfc_loss_scale_optimizer_get_scaled_loss(m->optimizer, ctx, total, st) : total;
+            ok = target && tfc_tape_gradient(tape, target, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, grads, st);
+            if (ok && scaled) ok = tfc_loss_scale_optimizer_get_unscaled_gradients(m->optimizer, ctx, grads, nv, grads, st);
         }
     }
     tfc_tape_free(tape);

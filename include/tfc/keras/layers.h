@@ -1,6 +1,7 @@
 /* tfc — built-in Keras layers (tf.keras.layers.*). Each constructor macro takes Keras's argument names as
  * designated initialisers; zero means Keras's default. Common arguments of every layer: name, trainable
- * (tfc_flag), dtype (0 = float32), input_shape (without batch; makes a Sequential model's first layer
+ * (tfc_flag), dtype (0 = the global policy's, float32 unless set), dtype_policy (a policy name, see
+ * tfc/keras/mixed_precision.h; wins over dtype), input_shape (without batch; makes a Sequential model's first layer
  * define the input, like Keras's input_shape=).
  *
  *   tfc_layer *d = tfc_layers_dense(.units = 10, .activation = "softmax");
@@ -21,6 +22,7 @@ extern "C" {
     const char *name;                                                                                        \
     tfc_flag trainable;                                                                                      \
     tfc_dtype dtype;                                                                                         \
+    const char *dtype_policy; /* Keras's dtype= given a policy: "mixed_float16", ... (mixed_precision.h) */  \
     int64_t input_shape[TFC_MAX_RANK]; /* without batch; -1 unknown; rank = leading non-zero entries */      \
     int input_rank /* 0: count the leading non-zero entries of input_shape; -1: input_shape=() */
 

@@ -135,7 +135,7 @@ static bool conv2d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
         tfc_tensor_unref(s);
         if (!x) return false;
     }
-    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st);
+    tfc_tensor *k = tfc_layer_read_var(l, ctx, c->kernel, st);
     if (!k) return false;
     tfc_conv2d_attrs a = {.padding = !strcmp(c->padding, "same") ? "SAME" : "VALID",
                           .data_format = cf ? "NCHW" : "NHWC"};
@@ -151,7 +151,7 @@ static bool conv2d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
                             : NULL;
     tfc_tensor *y;
     if (fused) {
-        tfc_tensor *b = tfc_variable_read(ctx, c->bias, st);
+        tfc_tensor *b = tfc_layer_read_var(l, ctx, c->bias, st);
         if (!b) return false;
         tfc_attr at[8];
         const char *ops[2];
@@ -165,7 +165,7 @@ static bool conv2d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     } else {
         if (!(y = tfc_conv2d(ctx, x, k, &a, st))) return false;
         if (c->use_bias) {
-            tfc_tensor *b = tfc_variable_read(ctx, c->bias, st);
+            tfc_tensor *b = tfc_layer_read_var(l, ctx, c->bias, st);
             tfc_attr df = TFC_ATTR_S("data_format", cf ? "NCHW" : "NHWC");
             if (!b || !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, &df, 1, st))) return false;
         }
@@ -316,7 +316,7 @@ static const char *conv_pool_act(tfc_layer *l, tfc_layer *pl, tfc_tensor *x, boo
     conv2d *c = (conv2d *)l;
     const tfc_pooling2d *p = (const tfc_pooling2d *)pl;
     if (!l->built || !pl->built || l->has_activity_reg || pl->has_activity_reg || channels_first(c) || !c->use_bias ||
-        c->groups != 1 || strcmp(p->op, "MaxPool") || strcmp(p->data_format, "channels_last") || l->dtype != TFC_FLOAT ||
+        c->groups != 1 || strcmp(p->op, "MaxPool") || strcmp(p->data_format, "channels_last") || l->compute_dtype != TFC_FLOAT ||
         tfc_tensor_dtype(x) != TFC_FLOAT || tfc_tensor_rank(x) != 4)
         return NULL;
     const char *act = tfc_activation_fused_op(c->activation);

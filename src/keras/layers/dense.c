@@ -64,22 +64,22 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
                        bool training, tfc_status *st) {
     dense *d = (dense *)l;
     tfc_tensor *x = in[0];
-    if (tfc_tensor_dtype(x) != l->dtype) { /* core_ops.dense casts any input to the compute dtype */
-        tfc_attr a = TFC_ATTR_T("DstT", l->dtype);
+    if (tfc_tensor_dtype(x) != l->compute_dtype) { /* core_ops.dense casts any input to the compute dtype */
+        tfc_attr a = TFC_ATTR_T("DstT", l->compute_dtype);
         if (!(x = tfc_emit(ctx, "Cast", &x, 1, &a, 1, st))) return false;
     }
     /* inference reads the weights without ReadVariableOp (no tape to record them) */
     tfc_tensor *k = training ? tfc_variable_read(ctx, d->kernel, st) : tfc_variable_read_untaped(ctx, d->kernel, st);
-    if (!k) return false;
+    if (!(k = tfc_layer_cast_compute(l, ctx, k, st))) return false; /* mixed policies: as AutoCastVariable */
     /* float32 with a bias and an activation the fused op has: one _FusedMatMul, which adds the bias and
      * applies the activation as the product stores each output tile */
-    const char *fused = d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
+    const char *fused = d->use_bias && l->compute_dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT
                             ? tfc_activation_fused_op(d->activation)
                             : NULL;
     /* another activation (softmax): the bias in the product's epilogue all the same, then the activation (one
      * op fewer per call; in training the fused op's gradient is BiasAddGrad and MatMul's two products, as for
      * MatMul + BiasAdd) */
-    const bool bias_only = !fused && d->use_bias && l->dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT;
+    const bool bias_only = !fused && d->use_bias && l->compute_dtype == TFC_FLOAT && tfc_tensor_dtype(k) == TFC_FLOAT;
     if (bias_only) fused = "";
     tfc_tensor *b = NULL;
     tfc_attr at[4];
@@ -110,7 +110,7 @@ static bool dense_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_
     if (!y) return false;
     if (bias_only) return (out[0] = tfc_activation_apply(ctx, d->activation, y, st)) != NULL;
     if (fused) return (out[0] = y) != NULL;
-    if (d->use_bias && (!(b = tfc_variable_read(ctx, d->bias, st)) ||
+    if (d->use_bias && (!(b = tfc_layer_read_var(l, ctx, d->bias, st)) ||
                         !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, NULL, 0, st))))
         return false;
     return (out[0] = tfc_activation_apply(ctx, d->activation, y, st)) != NULL;

@@ -108,7 +108,7 @@ static bool dwconv_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     int no;
     if (!dwconv_output_shape(l, tfc_tensor_shape(in[0]), 1, &os, &no, st)) return false;
     bool cf = channels_first(c);
-    tfc_tensor *k = tfc_variable_read(ctx, c->kernel, st);
+    tfc_tensor *k = tfc_layer_read_var(l, ctx, c->kernel, st);
     if (!k) return false;
     tfc_conv2d_attrs a = {.padding = !strcmp(c->padding, "same") ? "SAME" : "VALID",
                           .data_format = cf ? "NCHW" : "NHWC"};
@@ -119,7 +119,7 @@ static bool dwconv_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     tfc_tensor *y = tfc_depthwise_conv2d(ctx, in[0], k, &a, st);
     if (!y) return false;
     if (c->use_bias) {
-        tfc_tensor *b = tfc_variable_read(ctx, c->bias, st);
+        tfc_tensor *b = tfc_layer_read_var(l, ctx, c->bias, st);
         tfc_attr df = TFC_ATTR_S("data_format", cf ? "NCHW" : "NHWC");
         if (!b || !(y = tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, b}, 2, &df, 1, st))) return false;
     }

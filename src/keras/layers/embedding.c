@@ -82,7 +82,7 @@ static bool emb_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in
                                   l->name, pos, (long long)v, (long long)e->input_dim);
         }
     }
-    tfc_tensor *w = tfc_variable_read(ctx, e->embeddings, st);
+    tfc_tensor *w = tfc_layer_read_var(l, ctx, e->embeddings, st);
     tfc_tensor *axis = w ? tfc_scalar_i32(0, st) : NULL;
     out[0] = axis ? tfc_emit(ctx, "GatherV2", (tfc_tensor *[]){w, idx, axis}, 3, NULL, 0, st) : NULL;
     tfc_tensor_unref(axis);

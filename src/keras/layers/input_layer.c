@@ -42,7 +42,9 @@ tfc_layer *tfc_layers_input_layer_new(const tfc_input_layer_opts *o) {
         snprintf(name, sizeof name, "input_%lld", (long long)tfc_keras_get_uid("input"));
     tfc_layer *l = tfc_layer_alloc(&input_layer_class, o->name && *o->name ? o->name : name);
     if (!l) return NULL;
-    tfc_layer_apply_common(l, NULL, o->trainable, o->dtype, o->input_shape, o->input_rank);
+    /* Keras's Input is float32 unless given a dtype, whatever the global policy */
+    tfc_layer_apply_common(l, NULL, o->trainable, o->dtype ? o->dtype : TFC_FLOAT, o->dtype_policy, o->input_shape,
+                           o->input_rank);
     if (!l->has_input_shape) { /* input_shape=() or none: [batch] */
         l->has_input_shape = true;
         l->input_shape = (tfc_shape){.rank = 1, .dims = {-1}};

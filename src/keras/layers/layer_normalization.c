@@ -71,7 +71,7 @@ static bool ln_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in, 
         if (norm[i] < lo) lo = norm[i];
         if (norm[i] > hi) hi = norm[i];
     }
-    n->fused = hi == s->rank - 1 && hi - lo == n->n_axes - 1 && n->epsilon >= 1.001e-5 && l->dtype == TFC_FLOAT;
+    n->fused = hi == s->rank - 1 && hi - lo == n->n_axes - 1 && n->epsilon >= 1.001e-5 && l->compute_dtype == TFC_FLOAT;
     /* Keras sets no InputSpec; the weights fix the rank and the normalised dims. */
     tfc_input_spec *sp = &l->input_spec[0];
     *sp = (tfc_input_spec){.ndim = s->rank, .n_axes = n->n_axes};
@@ -106,8 +106,8 @@ static bool ln_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     }
     /* Keras's _broadcast: gamma/beta are reshaped (not transposed) to the broadcast shape unless axis == [last] */
     bool reshape_params = !(n->n_axes == 1 && n->axes[0] == rank - 1);
-    tfc_tensor *g = n->gamma ? tfc_variable_read(ctx, n->gamma, st) : NULL;
-    tfc_tensor *b = n->beta ? tfc_variable_read(ctx, n->beta, st) : NULL;
+    tfc_tensor *g = n->gamma ? tfc_layer_read_var(l, ctx, n->gamma, st) : NULL;
+    tfc_tensor *b = n->beta ? tfc_layer_read_var(l, ctx, n->beta, st) : NULL;
     if ((n->gamma && !g) || (n->beta && !b)) return false;
     if (reshape_params && ((g && !(g = reshape(ctx, g, bshape, rank, st))) ||
                            (b && !(b = reshape(ctx, b, bshape, rank, st)))))

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/gemm_bf16.h"
 #include "ops/op_util.h"
 
 typedef enum { PASS_FWD, PASS_BWD_INPUT, PASS_BWD_FILTER } conv_pass;
@@ -16,6 +17,9 @@ static const conv_fn_f32 fns_f32[2][3] = {
     {tfc_conv2d_fwd_f32, tfc_conv2d_bwd_input_f32, tfc_conv2d_bwd_filter_f32},
     {tfc_depthwise_fwd_f32, tfc_depthwise_bwd_input_f32, tfc_depthwise_bwd_filter_f32},
 };
+typedef bool (*conv_fn_bf16)(tfc_threadpool *, const tfc_conv_geom *, const uint16_t *, const uint16_t *, uint16_t *,
+                             tfc_status *);
+static const conv_fn_bf16 fns_bf16[3] = {tfc_conv2d_fwd_bf16, tfc_conv2d_bwd_input_bf16, tfc_conv2d_bwd_filter_bf16};
 static const conv_fn_f64 fns_f64[2][3] = {
     {tfc_conv2d_fwd_f64, tfc_conv2d_bwd_input_f64, tfc_conv2d_bwd_filter_f64},
     {tfc_depthwise_fwd_f64, tfc_depthwise_bwd_input_f64, tfc_depthwise_bwd_filter_f64},
@@ -71,6 +75,8 @@ static bool conv_run(tfc_kernel_ctx *k, tfc_conv_kind kind, conv_pass pass, tfc_
                               op, (long long)K, (long long)g.out_c);
 
     tfc_dtype dt = out->dtype, ct = tfc_conv_compute_dtype(dt);
+    /* bfloat16 convolutions stay in bfloat16 where vdpbf16ps can multiply them (float32 accumulation) */
+    if (dt == TFC_BFLOAT16 && kind == TFC_CONV_2D && g.groups == 1 && tfc_bgemm_native()) ct = TFC_BFLOAT16;
     /* The two data inputs in NHWC compute form; filters have no layout. */
     const tfc_tensor *a_t = pass == PASS_BWD_INPUT ? k->in[1] : k->in[0];
     const tfc_tensor *b_t = pass == PASS_FWD ? k->in[1] : k->in[2];
@@ -83,8 +89,9 @@ static bool conv_run(tfc_kernel_ctx *k, tfc_conv_kind kind, conv_pass pass, tfc_
         /* backprop input takes (dy, f): a is the filter, b is dy */
         const void *p0 = pass == PASS_BWD_INPUT ? b.data : a.data, *p1 = pass == PASS_BWD_INPUT ? a.data : b.data;
         int ki = kind == TFC_CONV_DEPTHWISE;
-        ok = ct == TFC_FLOAT ? fns_f32[ki][pass](k->pool, &g, p0, p1, o.data, st)
-                             : fns_f64[ki][pass](k->pool, &g, p0, p1, o.data, st);
+        ok = ct == TFC_BFLOAT16 ? fns_bf16[pass](k->pool, &g, p0, p1, o.data, st)
+             : ct == TFC_FLOAT  ? fns_f32[ki][pass](k->pool, &g, p0, p1, o.data, st)
+                                : fns_f64[ki][pass](k->pool, &g, p0, p1, o.data, st);
     }
     if (ok) ok = tfc_conv_store(k, &o, out, ct, o_nchw, st);
     tfc_conv_release(&a);

@@ -63,6 +63,15 @@ bool tfc_conv2d_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, cons
 bool tfc_conv2d_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
 bool tfc_conv2d_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *dy, double *df, tfc_status *st);
 
+/* The same three in bfloat16 on vdpbf16ps with float32 accumulation (conv_bf16.c), one group only; conv.c
+ * takes them when tfc_bgemm_native() (gemm_bf16.h). */
+bool tfc_conv2d_fwd_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, const uint16_t *x, const uint16_t *f,
+                         uint16_t *y, tfc_status *st);
+bool tfc_conv2d_bwd_input_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, const uint16_t *dy, const uint16_t *f,
+                               uint16_t *dx, tfc_status *st);
+bool tfc_conv2d_bwd_filter_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, const uint16_t *x, const uint16_t *dy,
+                                uint16_t *df, tfc_status *st);
+
 /* Conv2DBackpropFilter of a 3x3, stride-1, dilation-1, one-group float32 convolution with 1-4 input channels
  * (conv_wgrad_small.c): Winograd F(2x2, 3x3) with the 16 transform points' sums in vector registers.
  *   df[kh, kw, ci, co] = sum_{n, oh, ow} x[n, oh + kh - pad_top, ow + kw - pad_left, ci] dy[n, oh, ow, co]

@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/gemm_bf16.h"
 
 tfc_dtype tfc_conv_compute_dtype(tfc_dtype dt) {
     return dt == TFC_FLOAT || dt == TFC_HALF || dt == TFC_BFLOAT16 ? TFC_FLOAT : TFC_DOUBLE;
@@ -60,22 +61,11 @@ typedef struct {
 
 static void convert_range(void *arg, int64_t b, int64_t e) {
     const convert_job *j = arg;
-    if (j->sdt == TFC_HALF && j->ddt == TFC_FLOAT) {
-        const tfc_half *s = j->src;
-        float *d = j->dst;
-        for (int64_t i = b; i < e; i++) d[i] = tfc_half_to_float(s[i]);
-    } else if (j->sdt == TFC_BFLOAT16 && j->ddt == TFC_FLOAT) {
-        const tfc_bfloat16 *s = j->src;
-        float *d = j->dst;
-        for (int64_t i = b; i < e; i++) d[i] = tfc_bfloat16_to_float(s[i]);
-    } else if (j->sdt == TFC_FLOAT && j->ddt == TFC_HALF) {
-        const float *s = j->src;
-        tfc_half *d = j->dst;
-        for (int64_t i = b; i < e; i++) d[i] = tfc_half_from_float(s[i]);
-    } else if (j->sdt == TFC_FLOAT && j->ddt == TFC_BFLOAT16) {
-        const float *s = j->src;
-        tfc_bfloat16 *d = j->dst;
-        for (int64_t i = b; i < e; i++) d[i] = tfc_bfloat16_from_float(s[i]);
+    const bool lowp = j->sdt == TFC_HALF || j->sdt == TFC_BFLOAT16 || j->ddt == TFC_HALF || j->ddt == TFC_BFLOAT16;
+    if (lowp && j->sdt == TFC_FLOAT) { /* F16C / AVX-512 where the CPU has them (gemm_bf16.h) */
+        tfc_lowp_from_f32(j->ddt == TFC_HALF, (const float *)j->src + b, (uint16_t *)j->dst + b, e - b);
+    } else if (lowp && j->ddt == TFC_FLOAT) {
+        tfc_lowp_to_f32(j->sdt == TFC_HALF, (const uint16_t *)j->src + b, (float *)j->dst + b, e - b);
     } else if (j->sdt == TFC_INT32 && j->ddt == TFC_DOUBLE) {
         const int32_t *s = j->src;
         double *d = j->dst;

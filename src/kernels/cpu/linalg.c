@@ -1,6 +1,7 @@
 /* MatMul and BatchMatMulV2 kernels. float goes to tfc's own GEMM (gemm.h: AVX-512/AVX2 kernels on tfc's
- * pool); half and bfloat16 are widened to float, multiplied the same way and rounded back (float
- * accumulation); double goes to OpenBLAS (cblas_dgemm); integer types use a row-times-matrix loop that wraps
+ * pool); bfloat16 to tfc_bgemm (gemm_bf16.h: vdpbf16ps with float accumulation) where the CPU has
+ * AVX512_BF16; half, and bfloat16 elsewhere, are widened to float (F16C), multiplied the same way and
+ * rounded back (float accumulation, as TensorFlow's half/bfloat16 products); double goes to OpenBLAS (cblas_dgemm); integer types use a row-times-matrix loop that wraps
  * on overflow as TensorFlow's integer products do.
  *
  * Threads: a batch of small products, or of at least 4 per thread, is split across tfc's pool with each
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/linalg_blas.h"
 
@@ -24,7 +26,7 @@ void tfc_blas_set_threads(const tfc_kernel_ctx *k) {
 }
 
 typedef struct {
-    tfc_dtype dt;     /* the element type the products run in: float, double or an integer type */
+    tfc_dtype dt;     /* the element type the products run in: float, double, bfloat16 (float C) or an integer type */
     const void *a, *b;
     void *c;
     int64_t m, n, k;
@@ -52,11 +54,17 @@ static void batch_offsets(const mm_job *j, int64_t bi, int64_t *ai, int64_t *bj)
 static void gemm_one(const mm_job *j, int64_t bi) {
     int64_t ai, bj, msz = j->m * j->k, nsz = j->k * j->n, csz = j->m * j->n;
     batch_offsets(j, bi, &ai, &bj);
+    const size_t ces = j->dt == TFC_BFLOAT16 ? sizeof(float) : tfc_dtype_size(j->dt);
     if (j->k == 0) {
-        memset((char *)j->c + bi * csz * (int64_t)tfc_dtype_size(j->dt), 0, (size_t)csz * tfc_dtype_size(j->dt));
+        memset((char *)j->c + bi * csz * (int64_t)ces, 0, (size_t)csz * ces);
         return;
     }
     const int64_t lda = j->ta ? j->m : j->k, ldb = j->tb ? j->k : j->n;
+    if (j->dt == TFC_BFLOAT16) {
+        tfc_bgemm(j->ta, j->tb, j->m, j->n, j->k, (const uint16_t *)j->a + ai * msz, lda, (const uint16_t *)j->b + bj * nsz,
+                  ldb, (float *)j->c + bi * csz, j->n, false, j->pool);
+        return;
+    }
     if (j->dt == TFC_FLOAT) {
         tfc_sgemm(j->ta, j->tb, j->m, j->n, j->k, 1.0f, (const float *)j->a + ai * msz, lda, (const float *)j->b + bj * nsz,
                   ldb, 0.0f, (float *)j->c + bi * csz, j->n, j->pool);
@@ -112,13 +120,6 @@ static void int_range(void *arg, int64_t b, int64_t e) {
     }
 }
 
-static void widen(tfc_dtype dt, const void *src, float *dst, int64_t n) {
-    if (dt == TFC_HALF)
-        for (int64_t i = 0; i < n; i++) dst[i] = tfc_half_to_float(((const tfc_half *)src)[i]);
-    else
-        for (int64_t i = 0; i < n; i++) dst[i] = tfc_bfloat16_to_float(((const tfc_bfloat16 *)src)[i]);
-}
-
 /* C[batch..., m, n] = op(A)[..., m, k] op(B)[..., k, n] with NumPy broadcasting of the batch dims. */
 static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
     const tfc_tensor *x = k->in[0], *y = k->in[1];
@@ -147,11 +148,15 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
 
     if (dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16) {
         float *buf = NULL, *cf = NULL;
-        if (dt == TFC_HALF || dt == TFC_BFLOAT16) {
+        if (dt == TFC_BFLOAT16 && tfc_bgemm_native()) { /* bfloat16 operands read as they are; C in float */
+            size_t bytes = (size_t)out->num_elements * sizeof(float);
+            if (!(buf = tfc_malloc(bytes))) return tfc_status_oom(st, k->op->name, bytes);
+            j.c = cf = buf;
+        } else if (dt == TFC_HALF || dt == TFC_BFLOAT16) {
             size_t bytes = (size_t)(x->num_elements + y->num_elements + out->num_elements) * sizeof(float);
             if (!(buf = tfc_malloc(bytes ? bytes : 1))) return tfc_status_oom(st, k->op->name, bytes);
-            widen(dt, x->data, buf, x->num_elements);
-            widen(dt, y->data, buf + x->num_elements, y->num_elements);
+            tfc_lowp_to_f32(dt == TFC_HALF, x->data, buf, x->num_elements);
+            tfc_lowp_to_f32(dt == TFC_HALF, y->data, buf + x->num_elements, y->num_elements);
             cf = buf + x->num_elements + y->num_elements;
             j.a = buf;
             j.b = buf + x->num_elements;
@@ -159,7 +164,7 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
             j.dt = TFC_FLOAT;
         }
         double mnk = (double)j.m * (double)j.n * (double)j.k;
-        if (j.dt == TFC_FLOAT) {
+        if (j.dt == TFC_FLOAT || j.dt == TFC_BFLOAT16) {
             if (j.batch > 1 && (mnk <= 2097152.0 || j.batch >= 4 * tfc_threadpool_size(k->pool))) {
                 tfc_parallel_for(k->pool, j.batch, (int64_t)mnk + 1000, gemm_range, &j);
             } else {
@@ -173,10 +178,7 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
             gemm_range(&j, 0, j.batch);
         }
         if (cf) {
-            for (int64_t i = 0; i < out->num_elements; i++) {
-                if (dt == TFC_HALF) ((tfc_half *)out->data)[i] = tfc_half_from_float(cf[i]);
-                else ((tfc_bfloat16 *)out->data)[i] = tfc_bfloat16_from_float(cf[i]);
-            }
+            tfc_lowp_from_f32(dt == TFC_HALF, cf, out->data, out->num_elements);
             tfc_free(buf);
         }
         return true;

@@ -6,10 +6,14 @@
  *    NaN -> int8 -128). TensorFlow's vectorised loop does this; its scalar loop for the last n % 32 elements
  *    keeps the low bits instead (300.0 -> 44), so TensorFlow itself disagrees with itself there;
  *  - integer -> narrower integer: keeps the low bits; anything -> bool: x != 0 (NaN is true);
- *  - float64 -> half/bfloat16 goes through float32 (so it can round twice, as TensorFlow does);
+ *  - float64 -> half/bfloat16 goes through float32 (so it can round twice, as TensorFlow does); float64 ->
+ *    bfloat16 also flushes results below float32's normal range to zero and keeps a NaN's sign (0xffc0), as
+ *    TensorFlow's Eigen path does under the flush-to-zero mode of its threads;
  *  - Truncate = true on a floating source zeroes the mantissa bits the destination cannot hold before
  *    converting (TensorFlow's LSBZeroSetter), i.e. rounds toward zero instead of to nearest even.
  * Same-dtype casts share the input buffer. */
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/math_internal.h"
@@ -70,8 +74,18 @@ static inline int64_t f2i64(double d) {
     default: return false;                                                                           \
     }
 
+static inline uint16_t f64_to_bf16(double v) {
+    if (v != v) return signbit(v) ? 0xffc0u : 0x7fc0u;
+    float f = (float)v;
+    if (fabsf(f) < FLT_MIN) f = signbit(f) ? -0.0f : 0.0f;
+    return tfc_math_f2bf(f);
+}
+
 /* Converts n elements; false when the pair is not supported. */
 static bool cast_block(tfc_dtype src_dt, const void *src, tfc_dtype dst_dt, void *dst, int64_t n) {
+    if (src_dt == TFC_DOUBLE && dst_dt == TFC_BFLOAT16) {
+        LOOP(double, LD_F, uint16_t, f64_to_bf16) /* (returns) */
+    }
     switch (src_dt) {
     case TFC_FLOAT: DST_CASES(float, LD_F, F)
     case TFC_DOUBLE: DST_CASES(double, LD_F, F)

@@ -21,7 +21,7 @@
 #define TFC_MATH_CHUNK 256 /* elements converted at a time for half/bfloat16 */
 
 /* Branch-free conversions (the loops using them vectorise), bit-identical to tfc_half_to_float,
- * tfc_half_from_float and tfc_bfloat16_from_float: round to nearest even, NaN stays NaN. */
+ * tfc_half_from_float and tfc_bfloat16_from_float: round to nearest even, NaN stays NaN (bfloat16: 0x7fc0). */
 static inline float tfc_math_h2f(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, em = h & 0x7fffu;
     uint32_t normal = (em << 13) + (112u << 23), infnan = (em << 13) | 0x7f800000u;
@@ -57,8 +57,8 @@ static inline float tfc_math_bf2f(uint16_t b) {
 static inline uint16_t tfc_math_f2bf(float f) {
     uint32_t x;
     memcpy(&x, &f, 4);
-    uint32_t rne = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16, nan = (x >> 16) | 0x40u;
-    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+    uint32_t rne = (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+    return (uint16_t)((x & 0x7fffffffu) > 0x7f800000u ? 0x7fc0u : rne); /* NaN: TensorFlow's canonical quiet NaN */
 }
 
 /* half/bfloat16 <-> float32 over n elements (dt is TFC_HALF or TFC_BFLOAT16). */
