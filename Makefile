@@ -14,7 +14,8 @@ JOBS    ?= $(shell nproc)
 PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
-                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv
+                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
+                libopenmpi-dev openmpi-bin
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras
 PY_MODULES   := pytest numpy tensorflow tf_keras
 BENCH_PY_PACKAGES := torch onnxruntime onnx

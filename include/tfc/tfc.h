@@ -14,5 +14,6 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/keras.h"
+#include "tfc/distribute.h"
 
 #endif
