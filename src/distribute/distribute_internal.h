@@ -19,7 +19,7 @@ struct tfc_strategy {
     tfc_status merge_st;
 };
 
-/* t / n (TensorFlow's Div: integer division truncates), a new caller-owned tensor. */
+/* t / n elementwise (integers truncate, as TensorFlow's Div), a new caller-owned tensor. */
 tfc_tensor *tfc_dist_divide(tfc_ctx *ctx, tfc_tensor *t, double n, tfc_status *st);
 /* The sum of v over every replica of every worker, called by each local replica (local_id) at once. */
 tfc_tensor *tfc_dist_hier_sum(tfc_strategy *s, int local_id, const tfc_tensor *v, tfc_status *st);

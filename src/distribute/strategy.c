@@ -212,15 +212,15 @@ int tfc_replica_num_replicas_in_sync(const tfc_replica_ctx *rc) { return tfc_str
 tfc_strategy *tfc_replica_strategy(tfc_replica_ctx *rc) { return rc->s; }
 
 tfc_tensor *tfc_dist_divide(tfc_ctx *ctx, tfc_tensor *t, double n, tfc_status *st) {
-    tfc_tensor *d = tfc_scalar(tfc_tensor_dtype(t), n, st);
-    if (!d) return NULL;
-    tfc_tensor *r = NULL;
-    if (tfc_scope_begin(ctx, st)) {
-        r = tfc_emit(ctx, "Div", (tfc_tensor *[]){t, d}, 2, NULL, 0, st);
-        if (r) tfc_keep(ctx, r);
-        tfc_scope_end(ctx);
+    tfc_tensor *r = tfc_tensor_copy(t, st);
+    if (!r) return NULL;
+    tfc_dtype dt = tfc_tensor_dtype(r);
+    bool integer = tfc_dtype_is_integer(dt);
+    void *p = tfc_tensor_mutable_data(r);
+    for (int64_t i = 0; i < tfc_tensor_num_elements(r); i++) {
+        double v = tfc_dtype_get_f64(dt, p, i) / n;
+        tfc_dtype_set_f64(dt, p, i, integer ? (double)(int64_t)v : v);
     }
-    tfc_tensor_unref(d);
     return r;
 }
 
