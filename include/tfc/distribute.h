@@ -211,6 +211,10 @@ TFC_API int64_t tfc_input_context_get_per_replica_batch_size(const tfc_input_con
 /* tf.data.experimental.AutoShardPolicy */
 typedef enum { TFC_AUTO_SHARD_AUTO = 0, TFC_AUTO_SHARD_DATA = 2, TFC_AUTO_SHARD_OFF = -1 } tfc_auto_shard_policy;
 
+/* How a global batch of B rows is split among `pieces` replicas (TensorFlow's rebatch): piece p gets rows
+ * [*begin, *begin + *len), sizes B / pieces with the first B % pieces one larger. */
+TFC_API void tfc_distribute_split_batch(int64_t global_batch, int pieces, int piece, int64_t *begin, int64_t *len);
+
 /* A distributed dataset: per step, one batch per local replica. */
 typedef struct tfc_dist_dataset tfc_dist_dataset;
 typedef struct tfc_dist_iterator tfc_dist_iterator;

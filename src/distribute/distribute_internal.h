@@ -24,7 +24,4 @@ tfc_tensor *tfc_dist_divide(tfc_ctx *ctx, tfc_tensor *t, double n, tfc_status *s
 /* The sum of v over every replica of every worker, called by each local replica (local_id) at once. */
 tfc_tensor *tfc_dist_hier_sum(tfc_strategy *s, int local_id, const tfc_tensor *v, tfc_status *st);
 
-/* Piece p of `pieces` pieces of B rows: sizes B / pieces, the first B % pieces one larger (TensorFlow's rebatch). */
-void tfc_dist_piece(int64_t B, int pieces, int p, int64_t *begin, int64_t *len);
-
 #endif

@@ -100,8 +100,7 @@ static tfc_tensor *rows(const tfc_tensor *t, int64_t begin, int64_t len, tfc_sta
                                 (size_t)len * row, st);
 }
 
-/* Piece p of R pieces of B rows: sizes B/R, the first B%R one larger (TensorFlow's rebatch). */
-void tfc_dist_piece(int64_t B, int R, int p, int64_t *begin, int64_t *len) {
+void tfc_distribute_split_batch(int64_t B, int R, int p, int64_t *begin, int64_t *len) {
     int64_t base = B / R, extra = B % R;
     *begin = p * base + (p < extra ? p : extra);
     *len = base + (p < extra ? 1 : 0);
@@ -124,7 +123,7 @@ bool tfc_dist_iterator_next(tfc_dist_iterator *it, tfc_per_replica *out, int max
         for (int l = 0; l < s->n_local && ok; l++) {
             int p = d->shard ? s->worker_id * s->n_local + l : l;
             int64_t b, n;
-            tfc_dist_piece(B, d->shard ? R : s->n_local, p, &b, &n);
+            tfc_distribute_split_batch(B, d->shard ? R : s->n_local, p, &b, &n);
             for (int c = 0; c < nc && ok; c++) ok = (out[c].values[l] = rows(el[c], b, n, st)) != NULL;
         }
         for (int c = 0; c < nc; c++) tfc_tensor_unref(el[c]);

@@ -20,7 +20,7 @@
 #include "keras/training_prefetch.h"
 #include "tfc/ops/array.h"
 #include "tfc/ops/indexing.h"
-#include "distribute/distribute_internal.h"
+#include "tfc/distribute.h"
 
 struct tfc_fit_state {
     FILE *out;
@@ -522,8 +522,8 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
 static tfc_tensor *rows(tfc_ctx *ctx, tfc_tensor *t, int64_t begin, int64_t len, tfc_status *st);
 
 /* A train step under a strategy (tf.distribute's Keras train step): the global batch is split into
- * num_replicas_in_sync pieces (tfc_dist_piece); this worker's replicas each take theirs, one after another on
- * this thread (local replicas share the CPU and the variables); each replica's loss is scaled by its share of
+ * num_replicas_in_sync pieces (tfc_distribute_split_batch); this worker's replicas each take theirs, one after
+ * another on this thread (local replicas share the CPU and the variables); each replica's loss is scaled by its share of
  * the global batch (compute_average_loss with the global batch size; regularization losses are split the same
  * way), the local gradients are summed, then all-reduced across workers in packs of
  * communication_options.bytes_per_pack, in the order of the trainable weights, and applied once. Metrics and the
@@ -542,7 +542,7 @@ static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x,
     if (ok) tfc_layer_trainable_weights(&m->base, vars, nv);
     for (int l = 0; l < L && ok; l++) {
         int64_t b0, n;
-        tfc_dist_piece(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
+        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
         if (n == 0) continue;
         tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
         for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;
@@ -606,7 +606,7 @@ static bool dist_test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, 
     bool ok = true;
     for (int l = 0; l < L && ok; l++) {
         int64_t b0, n;
-        tfc_dist_piece(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
+        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
         if (n == 0) continue;
         tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
         for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;

@@ -281,6 +281,9 @@ static const tfc_callback_fns log_fns = {.on_train_batch_end = on_batch_end};
 
 /* Trains a small classifier for 2 epochs of STEPS global batches (shuffled under the context's seed) and writes
  * the per-step running losses and the final weights (flattened) into *losses / w. Returns the weight count. */
+static int g_epochs = 2;
+static tfc_callback *g_extra[2];
+
 static int train_small(tfc_ctx *ctx, tfc_strategy *s, loss_log *losses, float *w, int max_w) {
     tfc_status st = TFC_STATUS_INIT;
     int64_t n = STEPS * GLOBAL_BATCH;
@@ -299,8 +302,9 @@ static int train_small(tfc_ctx *ctx, tfc_strategy *s, loss_log *losses, float *w
     REQUIRE(tfc_compile(m, &st, .optimizer = tfc_optimizers_sgd(.learning_rate = 0.1, .momentum = 0.5),
                         .loss_name = "sparse_categorical_crossentropy", .metrics = {"accuracy"}));
     if (s) tfc_strategy_scope_end(s);
-    tfc_fit_opts fo = {.batch_size = GLOBAL_BATCH, .epochs = 2, .verbose = TFC_VERBOSE_SILENT,
-                       .callbacks = {tfc_callback_new(&log_fns, losses)}};
+    tfc_fit_opts fo = {.batch_size = GLOBAL_BATCH, .epochs = g_epochs, .verbose = TFC_VERBOSE_SILENT,
+                       .callbacks = {tfc_callback_new(&log_fns, losses), g_extra[0], g_extra[1]}};
+    g_extra[0] = g_extra[1] = NULL;
     CHECK(tfc_model_fit(m, x, y, &fo, NULL, &st));
     CHECK_OK(&st);
     double res[2] = {0};
@@ -401,6 +405,49 @@ static int worker_keras(void) {
     return tfc_test_failures ? 1 : 0;
 }
 
+/* BackupAndRestore across a killed worker: with `kill`, worker 1 SIGKILLs itself in the middle of epoch 1 (after
+ * the backup of epoch 0); the job is then started again without it and must end with the weights of an
+ * uninterrupted run. */
+static bool kill_mid_epoch(tfc_callback *cb, tfc_model *m, int64_t batch, const tfc_logs *logs, tfc_status *st) {
+    int *epoch = tfc_callback_user(cb);
+    if (*epoch == 1 && batch == 2) raise(SIGKILL);
+    return true;
+}
+static bool note_epoch(tfc_callback *cb, tfc_model *m, int epoch, const tfc_logs *logs, tfc_status *st) {
+    *(int *)tfc_callback_user(cb) = epoch;
+    return true;
+}
+static const tfc_callback_fns kill_fns = {.on_epoch_begin = note_epoch, .on_train_batch_begin = kill_mid_epoch};
+
+static int worker_backup(bool kill_one) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/backup", g_dir);
+    static int epoch;
+    g_epochs = 3;
+    g_extra[0] = tfc_callbacks_backup_and_restore(dir);
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 7, .has_seed = true, .intra_op_threads = 1}, &st);
+    tfc_strategy *s = tfc_multi_worker_mirrored_strategy_new(ctx, &(tfc_communication_options){.timeout_seconds = 4}, &st);
+    if (!s) return fprintf(stderr, "strategy: %s\n", st.msg), 1;
+    if (kill_one && tfc_strategy_worker_id(s) == 1) g_extra[1] = tfc_callback_new(&kill_fns, &epoch);
+    loss_log l = {0};
+    float w[256];
+    int n = train_small(ctx, s, &l, w, 256);
+    if (tfc_test_failures) _exit(1); /* the surviving worker of a killed job (its group is broken) */
+    if (tfc_strategy_is_chief(s)) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/backup.bin", g_dir);
+        FILE *f = fopen(path, "wb");
+        REQUIRE(f);
+        fwrite(&n, sizeof n, 1, f);
+        fwrite(w, sizeof *w, (size_t)n, f);
+        fclose(f);
+    }
+    tfc_strategy_free(s);
+    tfc_ctx_free(ctx);
+    return 0;
+}
+
 /* Worker 1 leaves without taking part: worker 0's collective fails with UNAVAILABLE within its timeout. */
 static int worker_dead_peer(void) {
     tfc_status st = TFC_STATUS_INIT;
@@ -490,16 +537,45 @@ static void check_keras_file(const loss_log *l1, const float *w1, int n1) {
     CHECK(compare(l1, w1, n1, &l2, w2, n2) == 0);
 }
 
+static void test_backup_kill(const char *self, int port) {
+    loss_log l1 = {0};
+    float w1[256], w2[256];
+    g_epochs = 3;
+    int n1 = reference(&l1, w1), n2 = 0;
+    g_epochs = 2;
+    char path[512];
+    CHECK(!run_tf_config(self, "backup_kill", 2, port)); /* the killed job fails (no hang) */
+    snprintf(path, sizeof path, "%s/backup/backup.tfcb", g_dir);
+    CHECK(access(path, F_OK) == 0);                      /* epoch 0's backup */
+    CHECK(run_tf_config(self, "backup", 2, port + 5));   /* the restarted job resumes and finishes */
+    CHECK(access(path, F_OK) != 0);                      /* and deletes the backup */
+    snprintf(path, sizeof path, "%s/backup.bin", g_dir);
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(fread(&n2, sizeof n2, 1, f) == 1 && n2 == n1 && fread(w2, sizeof *w2, (size_t)n2, f) == (size_t)n2);
+    fclose(f);
+    unlink(path);
+    loss_log none = {0};
+    CHECK(compare(&none, w1, n1, &none, w2, n2) == 0);
+    snprintf(path, sizeof path, "%s/backup", g_dir);
+    rmdir(path);
+}
+
 int main(int argc, char **argv) {
     setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
     setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
     setenv("OMPI_MCA_btl_vader_single_copy_mechanism", "none", 1);
     setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+    setenv("OMPI_MCA_btl_tcp_if_include", "lo", 1); /* loopback only */
+    setenv("OMPI_MCA_oob_tcp_if_include", "lo", 1);
     if (argc == 3) {
         g_dir = argv[2];
         if (!strcmp(argv[1], "collectives")) return worker_collectives();
         if (!strcmp(argv[1], "keras")) return worker_keras();
         if (!strcmp(argv[1], "dead_peer")) return worker_dead_peer();
+        if (!strcmp(argv[1], "backup_kill")) return worker_backup(true);
+        if (!strcmp(argv[1], "backup")) return worker_backup(false);
         return 2;
     }
     char dir[] = "/tmp/tfc_test_distribute_XXXXXX";
@@ -529,6 +605,7 @@ int main(int argc, char **argv) {
     CHECK(run_tf_config(self, "keras", 2, port + 10));
     check_keras_file(&l1, w1, n1);
     CHECK(run_tf_config(self, "dead_peer", 2, port + 20));
+    test_backup_kill(self, port + 30);
     rmdir(dir);
     tfc_ctx_free(ctx);
     printf("%d checks, %d failures\n", tfc_test_checks, tfc_test_failures);
