@@ -71,13 +71,14 @@ static void header_str(const header *h, char *buf, size_t n) {
 
 /* Exchanges every member's header; on a mismatch with rank 0's (the first dim excepted for all_gather) every
  * member reports the same INVALID_ARGUMENT. hs receives all headers (size entries). */
-static bool exchange(tfc_collective *c, kind k, const tfc_tensor *t, int aux, header *hs, tfc_status *st) {
+static bool exchange_dims(tfc_collective *c, kind k, tfc_dtype dt, int rank, const int64_t *dims, int aux, header *hs,
+                          tfc_status *st) {
     if (c->broken)
         return tfc_status_set(st, TFC_UNAVAILABLE, "%s on %s: the collective group is broken by an earlier failure",
                               kind_name(k), c->task);
     c->seq++;
-    header h = {.kind = k, .dtype = tfc_tensor_dtype(t), .rank = tfc_tensor_rank(t), .aux = aux, .seq = c->seq};
-    for (int i = 0; i < h.rank; i++) h.dims[i] = tfc_tensor_dim(t, i);
+    header h = {.kind = k, .dtype = dt, .rank = rank, .aux = aux, .seq = c->seq};
+    for (int i = 0; i < h.rank; i++) h.dims[i] = dims[i];
     int64_t bytes_of[TFC_CLUSTER_MAX_TASKS];
     for (int r = 0; r < c->size; r++) bytes_of[r] = (int64_t)sizeof h;
     if (!c->vt->all_gather_v(c, &h, (int64_t)sizeof h, hs, bytes_of, st)) return false;
@@ -99,6 +100,11 @@ static bool exchange(tfc_collective *c, kind k, const tfc_tensor *t, int aux, he
         }
     }
     return true;
+}
+
+static bool exchange(tfc_collective *c, kind k, const tfc_tensor *t, int aux, header *hs, tfc_status *st) {
+    const tfc_shape *s = tfc_tensor_shape(t);
+    return exchange_dims(c, k, tfc_tensor_dtype(t), s->rank, s->dims, aux, hs, st);
 }
 
 static bool reducible(tfc_dtype dt) {
@@ -181,11 +187,8 @@ bool tfc_collective_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_
         int64_t desc[TFC_MAX_RANK] = {0};
         for (int k = i; k < j; k++) desc[(k - i) < TFC_MAX_RANK - 1 ? k - i : TFC_MAX_RANK - 1] += tfc_tensor_num_elements(ts[k]);
         int rank = j - i < TFC_MAX_RANK ? j - i : TFC_MAX_RANK;
-        tfc_tensor *probe = tfc_tensor_new(dt, desc, rank, st); /* (its dims describe the pack) */
-        if (!probe) return false;
         header hs[TFC_CLUSTER_MAX_TASKS];
-        bool ok = exchange(c, K_ALL_REDUCE, probe, (int)op, hs, st);
-        tfc_tensor_unref(probe);
+        bool ok = exchange_dims(c, K_ALL_REDUCE, dt, rank, desc, (int)op, hs, st);
         if (!ok) return false;
         size_t esz = tfc_dtype_size(dt);
         unsigned char *pack = tfc_malloc((size_t)(bytes ? bytes : 1));

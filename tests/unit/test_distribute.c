@@ -95,6 +95,17 @@ static int check_collectives(tfc_collective *c) {
         CHECK(fabs(tfc_tensor_get_f64(ts[j], 1) - want) < 1e-5);
         tfc_tensor_unref(ts[j]);
     }
+    /* one pack of large tensors (its header carries element counts, not a tensor of them) */
+    tfc_tensor *big[3] = {member_tensor(TFC_FLOAT, (int64_t[]){3000}, 1, me), member_tensor(TFC_FLOAT, (int64_t[]){40, 100}, 2, me),
+                          member_tensor(TFC_FLOAT, (int64_t[]){5000}, 1, me)};
+    CHECK(tfc_collective_all_reduce_n(c, big, 3, TFC_REDUCE_MEAN, 0, &st));
+    CHECK_OK(&st);
+    for (int j = 0; j < 3; j++) {
+        double want = 0;
+        for (int m = 0; m < n; m++) want += val(m, 2999);
+        CHECK(fabs(tfc_tensor_get_f64(big[j], 2999) - want / n) < 1e-5);
+        tfc_tensor_unref(big[j]);
+    }
     /* mismatched shapes: every member gets INVALID_ARGUMENT naming both shapes, and the group stays usable */
     if (n == 1) return tfc_test_failures - fails;
     t = member_tensor(TFC_FLOAT, (int64_t[]){2, me == n - 1 ? 4 : 3}, 2, me);
