@@ -196,6 +196,44 @@ typedef bool (*tfc_merge_fn)(tfc_strategy *s, tfc_ctx *ctx, void *user, const tf
 TFC_API bool tfc_replica_merge_call(tfc_replica_ctx *rc, tfc_merge_fn fn, void *user, tfc_tensor *value,
                                     tfc_tensor **out, tfc_status *st);
 
+/* ---- distributed variables (MirroredVariable, SyncOnReadVariable) --------------------------------------- */
+/* tf.VariableSynchronization and tf.VariableAggregation (TensorFlow's numbers) */
+typedef enum {
+    TFC_VARIABLE_SYNCHRONIZATION_AUTO = 0, TFC_VARIABLE_SYNCHRONIZATION_NONE = 1,
+    TFC_VARIABLE_SYNCHRONIZATION_ON_WRITE = 2, TFC_VARIABLE_SYNCHRONIZATION_ON_READ = 3
+} tfc_variable_synchronization;
+typedef enum {
+    TFC_VARIABLE_AGGREGATION_NONE = 0, TFC_VARIABLE_AGGREGATION_SUM = 1, TFC_VARIABLE_AGGREGATION_MEAN = 2,
+    TFC_VARIABLE_AGGREGATION_ONLY_FIRST_REPLICA = 3
+} tfc_variable_aggregation;
+
+typedef struct tfc_dist_variable tfc_dist_variable;
+/* tf.Variable(initial_value, trainable, name, synchronization, aggregation) under strategy.scope(), in
+ * cross-replica context (collective across workers: every worker creates its variables in the same order).
+ *   AUTO, ON_WRITE, NONE: a MirroredVariable. One copy per worker (local replicas share it: they share the CPU's
+ *     memory and every update is synchronous), starting from worker 0's initial value (broadcast).
+ *   ON_READ: a SyncOnReadVariable: one copy per local replica, each starting from the initial value; reads in
+ *     cross-replica context aggregate the copies of all replicas. INVALID_ARGUMENT when trainable (TensorFlow:
+ *     "Synchronization value can be set to VariableSynchronization.ON_READ only for non-trainable variables"). */
+TFC_API tfc_dist_variable *tfc_strategy_variable_new(tfc_strategy *s, tfc_tensor *initial_value, bool trainable,
+                                                     const char *name, tfc_variable_synchronization synchronization,
+                                                     tfc_variable_aggregation aggregation, tfc_status *st);
+TFC_API void tfc_dist_variable_free(tfc_dist_variable *v); /* NULL-safe */
+/* The copy replica rc reads and writes (rc NULL: local replica 0's), borrowed: read it with tfc_variable_read
+ * inside strategy.run (tapes watch it as usual). */
+TFC_API tfc_variable *tfc_dist_variable_local(tfc_dist_variable *v, tfc_replica_ctx *rc);
+/* variable.assign(value) / assign_add(delta) in replica context; every local replica calls it.
+ * MirroredVariable: aggregation NONE is INVALID_ARGUMENT on every replica ("You must specify an aggregation method
+ * to update a MirroredVariable in Replica Context..."); SUM and MEAN all-reduce the replicas' values (deltas)
+ * over all replicas of all workers and apply the result once; ONLY_FIRST_REPLICA applies replica 0's value.
+ * SyncOnReadVariable: each replica updates its own copy. */
+TFC_API bool tfc_replica_assign(tfc_replica_ctx *rc, tfc_dist_variable *v, tfc_tensor *value, tfc_status *st);
+TFC_API bool tfc_replica_assign_add(tfc_replica_ctx *rc, tfc_dist_variable *v, tfc_tensor *delta, tfc_status *st);
+/* variable.read_value() in cross-replica context (a new tensor): MirroredVariable: its value; SyncOnReadVariable:
+ * the copies of all replicas of all workers summed (SUM), averaged (MEAN), or replica 0's (ONLY_FIRST_REPLICA,
+ * NONE). Collective across workers for SyncOnRead variables. */
+TFC_API tfc_tensor *tfc_dist_variable_read(tfc_dist_variable *v, tfc_status *st);
+
 /* ---- input distribution -------------------------------------------------------------------------------- */
 /* tf.distribute.InputContext */
 typedef struct tfc_input_context {

@@ -19,6 +19,12 @@ struct tfc_strategy {
     tfc_status merge_st;
 };
 
+struct tfc_replica_ctx {
+    tfc_strategy *s;
+    int local_id;                                   /* replica index within this worker */
+    tfc_ctx *ctx;                                   /* the replica's eager context */
+};
+
 /* t / n elementwise (integers truncate, as TensorFlow's Div), a new caller-owned tensor. */
 tfc_tensor *tfc_dist_divide(tfc_ctx *ctx, tfc_tensor *t, double n, tfc_status *st);
 /* The sum of v over every replica of every worker, called by each local replica (local_id) at once. */

@@ -13,12 +13,6 @@
 static _Thread_local tfc_strategy *g_current;
 static _Thread_local int g_depth;
 
-struct tfc_replica_ctx {
-    tfc_strategy *s;
-    int local_id;
-    tfc_ctx *ctx;
-};
-
 static bool make_local(tfc_strategy *s, tfc_status *st) {
     for (int i = 0; i < s->n_local; i++) tfc_collective_free(s->local[i]);
     memset(s->local, 0, sizeof s->local);

@@ -220,6 +220,61 @@ static bool failing_fn(tfc_replica_ctx *rc, tfc_ctx *ctx, void *user, tfc_tensor
     return replica_fn(rc, ctx, user, in, n_in, out, n_out, st);
 }
 
+/* Replica r assigns (r + 1) * in[0] to the mirrored variable, adds r + 1 to the sync-on-read one, and tries to
+ * assign the NONE-aggregated one. */
+static tfc_dist_variable *g_mean_var, *g_sum_var, *g_none_var, *g_first_var;
+static bool var_fn(tfc_replica_ctx *rc, tfc_ctx *ctx, void *user, tfc_tensor *const *in, int n_in, tfc_tensor **out,
+                   int n_out, tfc_status *st) {
+    int r = tfc_replica_id_in_sync_group(rc);
+    tfc_tensor *v = tfc_scalar_f32((float)(r + 1) * (float)tfc_tensor_get_f64(in[0], 0), st);
+    bool ok = v && tfc_replica_assign(rc, g_mean_var, v, st) && tfc_replica_assign_add(rc, g_sum_var, v, st) &&
+              tfc_replica_assign(rc, g_first_var, v, st);
+    tfc_status st2 = TFC_STATUS_INIT;
+    CHECK(!tfc_replica_assign(rc, g_none_var, v, &st2) && st2.code == TFC_INVALID_ARGUMENT &&
+          strstr(st2.msg, "aggregation method"));
+    /* each replica reads the mirrored variable's new value */
+    tfc_tensor *now = ok ? tfc_variable_read(ctx, tfc_dist_variable_local(g_mean_var, rc), st) : NULL;
+    CHECK(now && tfc_tensor_get_f64(now, 0) == 4.0);
+    tfc_tensor_unref(now);
+    tfc_tensor_unref(v);
+    out[0] = ok ? tfc_scalar_f32(0, st) : NULL;
+    return ok;
+}
+
+static void test_variables(tfc_strategy *s) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *zero = tfc_scalar_f32(0, &st), *two = tfc_scalar_f32(2, &st);
+    g_mean_var = tfc_strategy_variable_new(s, zero, true, "m", TFC_VARIABLE_SYNCHRONIZATION_ON_WRITE, TFC_VARIABLE_AGGREGATION_MEAN, &st);
+    g_sum_var = tfc_strategy_variable_new(s, zero, false, "s", TFC_VARIABLE_SYNCHRONIZATION_ON_READ, TFC_VARIABLE_AGGREGATION_SUM, &st);
+    g_none_var = tfc_strategy_variable_new(s, zero, true, "n", TFC_VARIABLE_SYNCHRONIZATION_AUTO, TFC_VARIABLE_AGGREGATION_NONE, &st);
+    g_first_var = tfc_strategy_variable_new(s, zero, true, "f", TFC_VARIABLE_SYNCHRONIZATION_AUTO, TFC_VARIABLE_AGGREGATION_ONLY_FIRST_REPLICA, &st);
+    REQUIRE(g_mean_var && g_sum_var && g_none_var && g_first_var);
+    CHECK(!tfc_strategy_variable_new(s, zero, true, "x", TFC_VARIABLE_SYNCHRONIZATION_ON_READ, TFC_VARIABLE_AGGREGATION_SUM, &st) &&
+          st.code == TFC_INVALID_ARGUMENT);
+    tfc_status_clear(&st);
+    tfc_per_replica arg = {.n = 3, .values = {two, two, two}}, out;
+    for (int k = 0; k < 2; k++) { /* twice: the sync-on-read copies accumulate */
+        CHECK(tfc_strategy_run(s, var_fn, NULL, &arg, 1, &out, 1, &st));
+        CHECK_OK(&st);
+        tfc_per_replica_clear(&out);
+    }
+    tfc_tensor *r = tfc_dist_variable_read(g_mean_var, &st); /* mean of 2, 4, 6 */
+    CHECK(r && tfc_tensor_get_f64(r, 0) == 4.0);
+    tfc_tensor_unref(r);
+    r = tfc_dist_variable_read(g_sum_var, &st); /* 2 * (2 + 4 + 6) */
+    CHECK(r && tfc_tensor_get_f64(r, 0) == 24.0);
+    tfc_tensor_unref(r);
+    r = tfc_dist_variable_read(g_first_var, &st);
+    CHECK(r && tfc_tensor_get_f64(r, 0) == 2.0);
+    tfc_tensor_unref(r);
+    tfc_dist_variable_free(g_mean_var);
+    tfc_dist_variable_free(g_sum_var);
+    tfc_dist_variable_free(g_none_var);
+    tfc_dist_variable_free(g_first_var);
+    tfc_tensor_unref(zero);
+    tfc_tensor_unref(two);
+}
+
 static void test_mirrored(tfc_ctx *ctx) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_strategy *s = tfc_mirrored_strategy_new(ctx, &(tfc_mirrored_opts){.num_replicas = 3}, &st);
@@ -272,6 +327,7 @@ static void test_mirrored(tfc_ctx *ctx) {
     CHECK(tfc_input_context_get_per_replica_batch_size(&ic, 12, &st) == 4);
     CHECK(tfc_input_context_get_per_replica_batch_size(&ic, 10, &st) == -1 && st.code == TFC_INVALID_ARGUMENT);
     tfc_status_clear(&st);
+    test_variables(s);
     tfc_tensor_unref(two);
     tfc_strategy_free(s);
 }
@@ -387,6 +443,20 @@ static int worker_collectives(void) {
     int W = tfc_strategy_num_workers(s);
     CHECK(r && fabs(tfc_tensor_get_f64(r, 0) - (W + 1) / 2.0) < 1e-6);
     tfc_tensor_unref(r);
+    /* a mirrored variable starts from worker 0's value; a sync-on-read one sums the workers' copies */
+    tfc_dist_variable *mv = tfc_strategy_variable_new(s, t, true, "mv", TFC_VARIABLE_SYNCHRONIZATION_AUTO,
+                                                      TFC_VARIABLE_AGGREGATION_MEAN, &st);
+    tfc_dist_variable *sv = tfc_strategy_variable_new(s, t, false, "sv", TFC_VARIABLE_SYNCHRONIZATION_ON_READ,
+                                                      TFC_VARIABLE_AGGREGATION_SUM, &st);
+    REQUIRE(mv && sv);
+    r = tfc_dist_variable_read(mv, &st);
+    CHECK(r && tfc_tensor_get_f64(r, 0) == 1.0);
+    tfc_tensor_unref(r);
+    r = tfc_dist_variable_read(sv, &st);
+    CHECK(r && tfc_tensor_get_f64(r, 0) == W * (W + 1) / 2.0);
+    tfc_tensor_unref(r);
+    tfc_dist_variable_free(mv);
+    tfc_dist_variable_free(sv);
     tfc_tensor_unref(t);
     tfc_strategy_free(s);
     tfc_ctx_free(ctx);
@@ -612,6 +682,8 @@ int main(int argc, char **argv) {
     CHECK(run_mpirun(self, "collectives", 3));
     CHECK(run_tf_config(self, "collectives", 2, port));
     CHECK(run_mpirun(self, "keras", 2));
+    check_keras_file(&l1, w1, n1);
+    CHECK(run_mpirun(self, "keras", 4));
     check_keras_file(&l1, w1, n1);
     CHECK(run_tf_config(self, "keras", 2, port + 10));
     check_keras_file(&l1, w1, n1);
