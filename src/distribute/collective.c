@@ -124,20 +124,22 @@ static void narrow(tfc_dtype dt, const float *w, void *dst, int64_t n) {
     }
 }
 
-/* Sums (and for MEAN divides) buf, n elements of dt, in place across the group. */
-static bool reduce_buffer(tfc_collective *c, void *buf, int64_t n, tfc_dtype dt, tfc_reduce_op op, tfc_status *st) {
+/* buf receives the sum (MEAN: divided by the group size) of every member's src (n elements of dt; src may be
+ * buf). */
+static bool reduce_buffer(tfc_collective *c, const void *src, void *buf, int64_t n, tfc_dtype dt, tfc_reduce_op op,
+                          tfc_status *st) {
     if (dt == TFC_HALF || dt == TFC_BFLOAT16) {
         float *w = tfc_malloc((size_t)(n ? n : 1) * sizeof *w);
         if (!w) return tfc_status_oom(st, "all_reduce", (size_t)n * 4);
-        widen(dt, buf, w, n);
-        bool ok = c->vt->all_reduce_sum(c, w, n, TFC_FLOAT, st);
+        widen(dt, src, w, n);
+        bool ok = c->vt->all_reduce_sum(c, w, w, n, TFC_FLOAT, st);
         if (ok && op == TFC_REDUCE_MEAN)
             for (int64_t i = 0; i < n; i++) w[i] /= (float)c->size;
         if (ok) narrow(dt, w, buf, n);
         tfc_free(w);
         return ok;
     }
-    if (!c->vt->all_reduce_sum(c, buf, n, dt, st)) return false;
+    if (!c->vt->all_reduce_sum(c, src, buf, n, dt, st)) return false;
     if (op != TFC_REDUCE_MEAN) return true;
     for (int64_t i = 0; i < n; i++) {
         switch (dt) {
@@ -157,9 +159,10 @@ tfc_tensor *tfc_collective_all_reduce(tfc_collective *c, const tfc_tensor *t, tf
                               "float16, bfloat16, int32, int64)", tfc_dtype_name(dt)), NULL;
     header hs[TFC_CLUSTER_MAX_TASKS];
     if (!exchange(c, K_ALL_REDUCE, t, (int)op, hs, st)) return NULL;
-    tfc_tensor *out = tfc_tensor_copy(t, st);
+    const tfc_shape *s = tfc_tensor_shape(t);
+    tfc_tensor *out = tfc_tensor_new(dt, s->dims, s->rank, st);
     if (!out) return NULL;
-    if (!reduce_buffer(c, tfc_tensor_mutable_data(out), tfc_tensor_num_elements(out), dt, op, st)) {
+    if (!reduce_buffer(c, tfc_tensor_data(t), tfc_tensor_mutable_data(out), tfc_tensor_num_elements(out), dt, op, st)) {
         tfc_tensor_unref(out);
         return NULL;
     }
@@ -198,7 +201,7 @@ bool tfc_collective_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_
             memcpy(pack + off, tfc_tensor_data(ts[k]), tfc_tensor_byte_size(ts[k]));
             off += tfc_tensor_byte_size(ts[k]);
         }
-        ok = reduce_buffer(c, pack, elems, dt, op, st);
+        ok = reduce_buffer(c, pack, pack, elems, dt, op, st);
         off = 0;
         for (int k = i; k < j && ok; k++) {
             const tfc_shape *s = tfc_tensor_shape(ts[k]);
@@ -320,12 +323,12 @@ static bool rdv_barrier(tfc_collective *c, const char *what, tfc_status *st) {
                           "failed)", what, (long long)c->seq, c->task, missing, c->timeout);
 }
 
-static bool local_reduce(tfc_collective *c, void *buf, int64_t count, tfc_dtype dt, tfc_status *st) {
+static bool local_reduce(tfc_collective *c, const void *send, void *buf, int64_t count, tfc_dtype dt, tfc_status *st) {
     rdv *r = c->impl;
     size_t esz = tfc_dtype_size(dt), bytes = (size_t)count * esz;
     void *acc = tfc_malloc(bytes ? bytes : 1);
     if (!acc) return tfc_status_oom(st, "all_reduce", bytes);
-    r->ptr[c->rank] = buf;
+    r->ptr[c->rank] = send;
     bool ok = rdv_barrier(c, "all_reduce", st);
     if (ok) { /* every member sums in rank order: identical results */
         memcpy(acc, r->ptr[0], bytes);

@@ -9,9 +9,10 @@
 
 typedef struct tfc_coll_vt {
     const char *name;
-    /* In place: buf holds count elements of dt (float32, float64, int32 or int64); afterwards the element-wise
-     * sum over the group, identical on every member. */
-    bool (*all_reduce_sum)(tfc_collective *c, void *buf, int64_t count, tfc_dtype dt, tfc_status *st);
+    /* recv receives the element-wise sum over the group of every member's send (count elements of dt: float32,
+     * float64, int32 or int64), identical on every member. send == recv: in place. */
+    bool (*all_reduce_sum)(tfc_collective *c, const void *send, void *recv, int64_t count, tfc_dtype dt,
+                           tfc_status *st);
     /* buf (bytes) becomes root's bytes on every member. */
     bool (*broadcast)(tfc_collective *c, void *buf, int64_t bytes, int root, tfc_status *st);
     /* recv receives each member's send (bytes_of[r] bytes from rank r) in rank order. */

@@ -111,14 +111,15 @@ static bool wait_req(tfc_collective *c, MPI_Request *req, const char *what, tfc_
 
 #define CHUNK (1 << 28) /* elements per MPI call: counts are int */
 
-static bool mpi_reduce(tfc_collective *c, void *buf, int64_t count, tfc_dtype dt, tfc_status *st) {
+static bool mpi_reduce(tfc_collective *c, const void *send, void *buf, int64_t count, tfc_dtype dt, tfc_status *st) {
     MPI_Comm comm = ((mpi_impl *)c->impl)->comm;
     MPI_Datatype t = dt == TFC_FLOAT ? MPI_FLOAT : dt == TFC_DOUBLE ? MPI_DOUBLE : dt == TFC_INT32 ? MPI_INT32_T : MPI_INT64_T;
     size_t esz = tfc_dtype_size(dt);
     for (int64_t off = 0; off < count; off += CHUNK) {
         int n = (int)(count - off < CHUNK ? count - off : CHUNK);
         MPI_Request req;
-        int rc = MPI_Iallreduce(MPI_IN_PLACE, (char *)buf + (size_t)off * esz, n, t, MPI_SUM, comm, &req);
+        const void *from = send == buf ? MPI_IN_PLACE : (const char *)send + (size_t)off * esz;
+        int rc = MPI_Iallreduce(from, (char *)buf + (size_t)off * esz, n, t, MPI_SUM, comm, &req);
         if (rc != MPI_SUCCESS) return mpi_error(rc, "all_reduce", c, st);
         if (!wait_req(c, &req, "all_reduce", st)) return false;
     }
