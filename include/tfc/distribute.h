@@ -15,8 +15,10 @@
  *
  * TIMEOUTS. Every collective waits at most CommunicationOptions.timeout_seconds (0 = 300 s here: TensorFlow's
  * "no timeout" would let a dead peer hang the job). A collective that does not complete in time fails with
- * UNAVAILABLE naming this task, the collective and its sequence number; the group is then broken and every
- * later collective fails at once with UNAVAILABLE. Tensors whose dtype or shape differ across the group fail
+ * UNAVAILABLE naming this task, the collective and its sequence number, and, in TF_CONFIG groups, the task that
+ * died (the leader sees its bootstrap connection close and tells the other tasks; under mpirun, mpirun itself
+ * ends the job when a process dies); the group is then broken and every later collective fails at once with
+ * UNAVAILABLE. Tensors whose dtype or shape differ across the group fail
  * with INVALID_ARGUMENT on every member, naming both tasks and shapes (members first exchange a small header).
  *
  * OWNERSHIP. Tensors returned are new references owned by the caller. Inputs are borrowed. */

@@ -28,8 +28,14 @@
 
 #include "distribute/collective.h"
 
+/* Liveness (TF_CONFIG groups): the bootstrap connections stay open. The leader holds one per task, each task
+ * one to the leader; nothing is sent on them after the bootstrap, so a readable socket means its peer is gone
+ * (the kernel closes a killed process's sockets). On a timeout the leader names the tasks whose connection
+ * closed and tells the surviving tasks, which wait briefly for that notice, so every member names the dead task. */
 typedef struct {
     MPI_Comm comm;
+    int fds[TFC_CLUSTER_MAX_TASKS]; /* by worker id; -1: none */
+    char member_fmt[48];
 } mpi_impl;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -93,6 +99,66 @@ static bool mpi_start(tfc_status *st) {
     return ok;
 }
 
+static bool send_str(int fd, const char *s);
+static bool recv_str(int fd, char *buf, size_t size, double deadline);
+
+static bool peer_gone(int fd) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    char b;
+    return poll(&pf, 1, 0) == 1 && (pf.revents & (POLLHUP | POLLERR) || recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) <= 0);
+}
+
+/* Names the dead members into buf (see mpi_impl); false when nothing is known. */
+static bool find_dead(tfc_collective *c, char *buf, size_t size) {
+    mpi_impl *m = c->impl;
+    int k = 0;
+    buf[0] = 0;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    if (c->rank == 0) {
+        char ids[64] = "";
+        int ni = 0;
+        for (int r = 1; r < c->size; r++)
+            if (m->fds[r] >= 0 && peer_gone(m->fds[r])) {
+                char name[64];
+                snprintf(name, sizeof name, m->member_fmt, r);
+                k += snprintf(buf + k, size - (size_t)k, "%s%s", k ? ", " : "task ", name);
+                ni += snprintf(ids + ni, sizeof ids - (size_t)ni, "%d,", r);
+                if ((size_t)k >= size || (size_t)ni >= sizeof ids) break;
+            }
+        for (int r = 1; r < c->size && ni; r++) /* tell the others */
+            if (m->fds[r] >= 0 && !peer_gone(m->fds[r])) send_str(m->fds[r], ids);
+        if (k) snprintf(buf + strlen(buf), size - strlen(buf), " died: its connection to the leader closed");
+        return k > 0;
+    }
+    int fd = m->fds[0];
+    if (fd < 0) return false;
+    char ids[64];
+    struct pollfd pf = {fd, POLLIN, 0};
+    if (poll(&pf, 1, 2000) != 1 || !recv_str(fd, ids, sizeof ids, tfc_coll_now() + 1)) {
+        if (peer_gone(fd)) {
+            char name[64];
+            snprintf(name, sizeof name, m->member_fmt, 0);
+            snprintf(buf, size, "task %s (the leader) died", name);
+            return true;
+        }
+        return false;
+    }
+    for (char *p = ids; *p;) {
+        char *end;
+        long r = strtol(p, &end, 10);
+        if (end == p) break;
+        char name[64];
+        snprintf(name, sizeof name, m->member_fmt, (int)r);
+        k += snprintf(buf + k, size - (size_t)k, "%s%s", k ? ", " : "task ", name);
+        if ((size_t)k >= size) break;
+        p = *end == ',' ? end + 1 : end;
+    }
+#pragma GCC diagnostic pop
+    if (k && (size_t)k < size) snprintf(buf + k, size - (size_t)k, " died (reported by the leader)");
+    return k > 0;
+}
+
 /* Polls a request until it completes or the collective's deadline passes. */
 static bool wait_req(tfc_collective *c, MPI_Request *req, const char *what, tfc_status *st) {
     double dl = tfc_coll_now() + c->timeout;
@@ -103,7 +169,14 @@ static bool wait_req(tfc_collective *c, MPI_Request *req, const char *what, tfc_
         if (done) return true;
         if ((spins & 255) == 0 && tfc_coll_now() > dl) {
             g_broken = true;
-            return tfc_coll_timeout(c, what, st);
+            tfc_coll_timeout(c, what, st);
+            char dead[160];
+            if (find_dead(c, dead, sizeof dead)) {
+                char msg[sizeof st->msg];
+                snprintf(msg, sizeof msg, "%s", st->msg);
+                tfc_status_set(st, TFC_UNAVAILABLE, "%s (%s)", msg, dead);
+            }
+            return false;
         }
         if (spins > 20000) nanosleep(&(struct timespec){0, 20000}, NULL);
     }
@@ -162,6 +235,8 @@ static void mpi_destroy(tfc_collective *c) {
     mpi_impl *m = c->impl;
     if (m) {
         if (!c->broken && m->comm != MPI_COMM_NULL) MPI_Comm_free(&m->comm);
+        for (int i = 0; i < TFC_CLUSTER_MAX_TASKS; i++)
+            if (m->fds[i] >= 0) close(m->fds[i]);
         tfc_free(m);
     }
     tfc_free(c);
@@ -295,7 +370,7 @@ static int tcp_connect(const char *addr, double deadline, tfc_status *st) {
 }
 
 /* Builds the communicator of a TF_CONFIG cluster (see the top of the file). */
-static bool tf_config_comm(const tfc_cluster *cl, double timeout, MPI_Comm *out, tfc_status *st) {
+static bool tf_config_comm(const tfc_cluster *cl, double timeout, MPI_Comm *out, int *keep_fds, tfc_status *st) {
     const char *leader = tfc_cluster_address(cl, "chief", 0);
     if (!leader) leader = tfc_cluster_address(cl, "worker", 0);
     int W = cl->num_workers, me = cl->worker_id;
@@ -370,8 +445,10 @@ static bool tf_config_comm(const tfc_cluster *cl, double timeout, MPI_Comm *out,
         MPI_Comm_set_errhandler(intra, MPI_ERRORS_RETURN);
     }
     if (me == 0 && port[0]) MPI_Close_port(port);
-    for (int i = 0; i < TFC_CLUSTER_MAX_TASKS; i++)
-        if (fds[i] >= 0) close(fds[i]);
+    for (int i = 0; i < TFC_CLUSTER_MAX_TASKS; i++) { /* kept for liveness (mpi_impl) */
+        if (ok) keep_fds[i] = fds[i];
+        else if (fds[i] >= 0) close(fds[i]);
+    }
     if (lfd >= 0) close(lfd);
     if (!ok) {
         if (intra != MPI_COMM_NULL) MPI_Comm_free(&intra);
@@ -391,11 +468,12 @@ tfc_collective *tfc_collective_mpi_new(const tfc_cluster *cl, double timeout, tf
     }
     tfc_coll_init(c, &mpi_vt, 0, 1, timeout, "", "");
     m->comm = MPI_COMM_NULL;
+    for (int i = 0; i < TFC_CLUSTER_MAX_TASKS; i++) m->fds[i] = -1;
     c->impl = m;
     bool ok;
     char task[64], fmt[48];
     if (cl && cl->num_workers > 1) {
-        ok = tf_config_comm(cl, c->timeout, &m->comm, st);
+        ok = tf_config_comm(cl, c->timeout, &m->comm, m->fds, st);
         bool chief_job = tfc_cluster_address(cl, "chief", 0) != NULL;
         snprintf(task, sizeof task, "/job:%s/replica:0/task:%d", cl->task_type, cl->task_id);
         /* members by worker id: chief 0, worker i at i + 1 (with a chief job) */
@@ -423,5 +501,6 @@ tfc_collective *tfc_collective_mpi_new(const tfc_cluster *cl, double timeout, tf
         return NULL;
     }
     tfc_coll_init(c, &mpi_vt, rank, size, timeout, task, fmt);
+    snprintf(m->member_fmt, sizeof m->member_fmt, "%s", fmt);
     return c;
 }

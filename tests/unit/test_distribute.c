@@ -529,18 +529,23 @@ static int worker_backup(bool kill_one) {
     return 0;
 }
 
-/* Worker 1 leaves without taking part: worker 0's collective fails with UNAVAILABLE within its timeout. */
+/* The last worker leaves without taking part: the others' collective fails with UNAVAILABLE within the timeout,
+ * each naming the dead task (the leader sees its connection close and tells the others). */
 static int worker_dead_peer(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 1}, &st);
     tfc_strategy *s = tfc_multi_worker_mirrored_strategy_new(ctx, &(tfc_communication_options){.timeout_seconds = 3}, &st);
     if (!s) return fprintf(stderr, "strategy: %s\n", st.msg), 1;
-    if (tfc_strategy_worker_id(s) == 1) _exit(0);
+    int W = tfc_strategy_num_workers(s);
+    if (tfc_strategy_worker_id(s) == W - 1) _exit(0);
+    char want[64];
+    snprintf(want, sizeof want, "task /job:worker/replica:0/task:%d died", W - 1);
     tfc_tensor *t = tfc_scalar_f32(1, &st);
     double t0 = (double)time(NULL);
     tfc_tensor *r = tfc_collective_all_reduce(tfc_strategy_collective(s), t, TFC_REDUCE_SUM, &st);
     fprintf(stderr, "dead peer: %s: %s\n", tfc_code_name(st.code), st.msg);
-    CHECK(!r && st.code == TFC_UNAVAILABLE && strstr(st.msg, "task:0") && (double)time(NULL) - t0 < 10);
+    CHECK(!r && st.code == TFC_UNAVAILABLE && strstr(st.msg, want) &&
+          (double)time(NULL) - t0 < 10);
     _exit(tfc_test_failures ? 1 : 0); /* (MPI is broken: no finalize) */
 }
 
@@ -688,6 +693,7 @@ int main(int argc, char **argv) {
     CHECK(run_tf_config(self, "keras", 2, port + 10));
     check_keras_file(&l1, w1, n1);
     CHECK(run_tf_config(self, "dead_peer", 2, port + 20));
+    CHECK(run_tf_config(self, "dead_peer", 3, port + 25));
     test_backup_kill(self, port + 30);
     rmdir(dir);
     tfc_ctx_free(ctx);
