@@ -22,7 +22,7 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto
 PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto
 BENCH_PY_PACKAGES := torch onnxruntime onnx
@@ -118,6 +118,8 @@ bench: deps venv
 	cmake -S bench -B $(BUILD)/bench -DCMAKE_BUILD_TYPE=Release -DTFC_BUILD_DIR=$(CURDIR)/$(REL) >/dev/null
 	cmake --build $(BUILD)/bench -j $(JOBS)
 	$(PY) bench/bench.py --worker $(BUILD)/bench/tfc_bench $(if $(QUICK),--quick)
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+	  mpirun --oversubscribe --bind-to none --mca btl self,vader -np 2 $(BUILD)/bench/bench_allreduce $(if $(QUICK),5,15)
 
 # Installs headers, libtfc.so.MAJOR.MINOR.PATCH, libtfc.a, the tfc command, tfc.pc / tfc-static.pc and the CMake
 # package (find_package(tfc)) under PREFIX; only the library and the command are built.

@@ -5,6 +5,10 @@
  * because fit derives each epoch's shuffling and dropout from (seed base, epoch), the resumed run ends with
  * the weights of an uninterrupted one. The backup is deleted when training ends normally.
  *
+ * Multi-worker training (a model compiled in a MultiWorkerMirroredStrategy scope): as Keras, backup_dir is on a
+ * file system every worker sees; every worker restores from it, only the chief writes and deletes it (the
+ * workers' states are identical after each synchronous step, so the chief's backup is everyone's).
+ *
  * File layout (little-endian as written by this machine): "TFCBKUP1", u32 version, i64 epoch, u64 seed base,
  * u32 weights, u32 optimizer variables, then per tensor i32 dtype, i32 rank, i64 dims[rank], u64 bytes, data;
  * u32 CRC-32 (zlib) of everything before it. */
@@ -16,6 +20,7 @@
 #include <zlib.h>
 
 #include "keras/model_internal.h"
+#include "tfc/distribute.h"
 
 #define BACKUP_MAGIC "TFCBKUP1"
 #define BACKUP_VERSION 1u
@@ -271,12 +276,19 @@ static bool br_train_begin(tfc_callback *cb, tfc_model *m, const tfc_logs *logs,
     return backup_restore(b, m, st);
 }
 
+static bool is_chief(tfc_model *m) {
+    tfc_strategy *s = TFC_IMPL(m)->strategy;
+    return !s || tfc_strategy_is_chief(s);
+}
+
 static bool br_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *logs, tfc_status *st) {
+    if (!is_chief(m)) return true;
     return backup_save(tfc_callback_user(cb), m, epoch, st);
 }
 
 static bool br_train_end(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st) {
     backup *b = tfc_callback_user(cb);
+    if (!is_chief(m)) return true;
     if (remove(b->path) != 0 && errno != ENOENT)
         return tfc_status_set(st, TFC_PERMISSION_DENIED, "BackupAndRestore: cannot delete %s: %s", b->path,
                               strerror(errno));

@@ -7,15 +7,24 @@
 #include <sys/stat.h>
 
 #include "keras/model_internal.h"
+#include "tfc/distribute.h"
 
 /* model.save_weights lives in the saving module (saving_hdf5.c); until it is linked in, a weak reference keeps
  * this file linkable and ModelCheckpoint reports UNIMPLEMENTED. */
 extern bool tfc_model_save_weights(tfc_model *m, const char *path, tfc_status *st) __attribute__((weak));
 
+/* Under a multi-worker strategy only the chief keeps its checkpoint: the other workers write theirs to a
+ * temporary name beside it and remove it (Keras's rule for multi-worker ModelCheckpoint). */
 static bool save_weights(tfc_model *m, const char *path, tfc_status *st) {
     if (!tfc_model_save_weights)
         return tfc_status_set(st, TFC_UNIMPLEMENTED, "ModelCheckpoint: model.save_weights is not available in this build");
-    return tfc_model_save_weights(m, path, st);
+    tfc_strategy *s = TFC_IMPL(m)->strategy;
+    if (!s || tfc_strategy_is_chief(s)) return tfc_model_save_weights(m, path, st);
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.workertemp_%d", path, tfc_strategy_worker_id(s));
+    bool ok = tfc_model_save_weights(m, tmp, st);
+    remove(tmp);
+    return ok;
 }
 
 static bool logs_find(const tfc_logs *logs, const char *key, double *v) {

@@ -218,6 +218,20 @@ void tfc_metric_reset_state(tfc_metric *m) {
     if (m->tp) memset(m->tp, 0, (size_t)m->n_thr * 4 * sizeof *m->tp);
 }
 
+/* The state is (total, count, then the confusion counts): every Keras metric variable is SUM-aggregated, so the
+ * state summed over replicas gives the metric of all their data. */
+int tfc_metric_state_size(const tfc_metric *m) { return 2 + (m->tp ? m->n_thr * 4 : 0); }
+void tfc_metric_state_get(const tfc_metric *m, double *out) {
+    out[0] = m->total;
+    out[1] = m->count;
+    if (m->tp) memcpy(out + 2, m->tp, (size_t)m->n_thr * 4 * sizeof *m->tp);
+}
+void tfc_metric_state_set(tfc_metric *m, const double *in) {
+    m->total = in[0];
+    m->count = in[1];
+    if (m->tp) memcpy(m->tp, in + 2, (size_t)m->n_thr * 4 * sizeof *m->tp);
+}
+
 /* ---- host arrays ----------------------------------------------------------------------------------------- */
 
 typedef struct {

@@ -56,6 +56,8 @@ typedef struct tfc_model_impl {
     char **out_names;              /* per-output loss names ("out_a_loss") when n_out > 1 */
     double loss_sum, loss_count;   /* the "loss" tracker (Mean weighted by batch size) */
     double *out_loss_sum;          /* per output, when n_out > 1 */
+    /* tf.distribute: the strategy whose scope was open at compile (NULL: none); see training.c */
+    struct tfc_strategy *strategy;
     /* fit in progress (NULL otherwise): callbacks reach it through the model */
     tfc_fit_state *fit;
     /* A Sequential model whose construction failed (an incompatible layer) reports this error from every
@@ -98,6 +100,14 @@ bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st);
 /* Python's repr of a float32 / float64 value (shortest round-trip digits), as Keras prints logs. */
 char *tfc_py_repr_f32(float v, char *buf, size_t size);
 char *tfc_py_repr_f64(double v, char *buf, size_t size);
+
+/* Under a strategy (compiled in its scope): broadcasts the model's weights from worker 0 (no-op otherwise). */
+bool tfc_model_dist_sync(tfc_model *m, tfc_status *st);
+
+/* ---- metrics.c: a metric's state as doubles (for cross-worker aggregation) ---- */
+int tfc_metric_state_size(const tfc_metric *m);
+void tfc_metric_state_get(const tfc_metric *m, double *out);
+void tfc_metric_state_set(tfc_metric *m, const double *in);
 
 /* ---- callbacks.c ---- */
 /* The callback list fit/evaluate run: user callbacks, then History, then the progress bar (Keras's order). */

@@ -22,6 +22,7 @@
 #include "platform/trace.h"
 #include "tfc/ops/array.h"
 #include "tfc/ops/indexing.h"
+#include "tfc/distribute.h"
 
 struct tfc_fit_state {
     FILE *out;
@@ -249,6 +250,7 @@ bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *s
     }
     sync_public_metrics(impl);
     m->compiled = true;
+    impl->strategy = tfc_distribute_get_strategy();
     tfc_status_clear(st);
     return true;
 }
@@ -324,7 +326,7 @@ static bool update_metrics(tfc_model_impl *impl, tfc_tensor *const *y, tfc_tenso
 
 /* logs = {"loss", per-output losses, metrics} as float32 values (Keras's metrics are float32 variables);
  * keys are prefixed (val_) from `names` when given. */
-static void current_logs(tfc_model_impl *impl, tfc_logs *logs, const char *const *names) {
+static void local_logs(tfc_model_impl *impl, tfc_logs *logs, const char *const *names) {
     int k = 0;
     double loss = impl->loss_count > 0 ? impl->loss_sum / impl->loss_count : 0;
     tfc_logs_set(logs, names ? names[k] : "loss", (double)(float)loss);
@@ -336,6 +338,58 @@ static void current_logs(tfc_model_impl *impl, tfc_logs *logs, const char *const
     for (int i = 0; i < impl->n_slot; i++, k++)
         tfc_logs_set(logs, names ? names[k] : impl->slots[i].name,
                      impl->slots[i].obj ? (double)(float)tfc_metric_result(impl->slots[i].obj) : 0.0);
+}
+
+/* Under a multi-worker strategy the logs come from the loss trackers' and metrics' states summed over the
+ * workers (Keras's metric variables are SUM-aggregated): the states are all-reduced (float64), the logs read,
+ * and the local states put back. A failed all-reduce leaves the local logs (the step's error surfaces from the
+ * next collective of the training loop). */
+static void current_logs(tfc_model_impl *impl, tfc_logs *logs, const char *const *names) {
+    tfc_collective *c = impl->strategy ? tfc_strategy_collective(impl->strategy) : NULL;
+    if (!c) {
+        local_logs(impl, logs, names);
+        return;
+    }
+    int n = 2 + (impl->n_out > 1 ? impl->n_out : 0);
+    for (int i = 0; i < impl->n_slot; i++) n += impl->slots[i].obj ? tfc_metric_state_size(impl->slots[i].obj) : 0;
+    double *buf = tfc_malloc((size_t)n * 2 * sizeof *buf), *keep = buf + n;
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t dim = n;
+    tfc_tensor *t = buf ? tfc_tensor_new(TFC_DOUBLE, &dim, 1, &st) : NULL, *r = NULL;
+    if (t) {
+        double *v = tfc_tensor_mutable_data(t);
+        int k = 0;
+        v[k++] = impl->loss_sum;
+        v[k++] = impl->loss_count;
+        for (int i = 0; impl->n_out > 1 && i < impl->n_out; i++) v[k++] = impl->out_loss_sum[i];
+        for (int i = 0; i < impl->n_slot; i++)
+            if (impl->slots[i].obj) {
+                tfc_metric_state_get(impl->slots[i].obj, v + k);
+                k += tfc_metric_state_size(impl->slots[i].obj);
+            }
+        memcpy(keep, v, (size_t)n * sizeof *v);
+        r = tfc_collective_all_reduce(c, t, TFC_REDUCE_SUM, &st);
+    }
+    if (r) { /* read the summed state, then put the local one back */
+        const double *v = tfc_tensor_data(r);
+        for (int pass = 0; pass < 2; pass++, v = keep) {
+            int k = 0;
+            impl->loss_sum = v[k++];
+            impl->loss_count = v[k++];
+            for (int i = 0; impl->n_out > 1 && i < impl->n_out; i++) impl->out_loss_sum[i] = v[k++];
+            for (int i = 0; i < impl->n_slot; i++)
+                if (impl->slots[i].obj) {
+                    tfc_metric_state_set(impl->slots[i].obj, v + k);
+                    k += tfc_metric_state_size(impl->slots[i].obj);
+                }
+            if (pass == 0) local_logs(impl, logs, names);
+        }
+    } else {
+        local_logs(impl, logs, names);
+    }
+    tfc_tensor_unref(r);
+    tfc_tensor_unref(t);
+    tfc_free(buf);
 }
 
 /* ---- steps --------------------------------------------------------------------------------------------- */
@@ -477,6 +531,104 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
     if (ok) ok = update_metrics(impl, y, pred, tfc_tensor_get_f64(total, 0), out_vals, tfc_tensor_dim(x[0], 0), st);
     tfc_free(vars);
     tfc_free(grads);
+    return ok;
+}
+
+static tfc_tensor *rows(tfc_ctx *ctx, tfc_tensor *t, int64_t begin, int64_t len, tfc_status *st);
+
+/* A train step under a strategy (tf.distribute's Keras train step): the global batch is split into
+ * num_replicas_in_sync pieces (tfc_distribute_split_batch); this worker's replicas each take theirs, one after
+ * another on this thread (local replicas share the CPU and the variables); each replica's loss is scaled by its share of
+ * the global batch (compute_average_loss with the global batch size; regularization losses are split the same
+ * way), the local gradients are summed, then all-reduced across workers in packs of
+ * communication_options.bytes_per_pack, in the order of the trainable weights, and applied once. Metrics and the
+ * loss tracker take each replica's piece; the logs aggregate them across workers (current_logs). */
+static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                            tfc_status *st) {
+    tfc_model *m = &impl->m;
+    tfc_ctx *ctx = m->ctx;
+    tfc_strategy *s = impl->strategy;
+    int L = tfc_strategy_num_local_replicas(s), R = tfc_strategy_num_replicas_in_sync(s);
+    int64_t B = tfc_tensor_dim(x[0], 0);
+    int nv = tfc_layer_trainable_weights(&m->base, NULL, 0);
+    tfc_variable **vars = tfc_calloc((size_t)(nv ? nv : 1), sizeof *vars);
+    tfc_tensor **gsum = tfc_calloc((size_t)(nv ? nv : 1) * 2, sizeof *gsum), **grads = gsum + (nv ? nv : 1);
+    bool ok = vars && gsum ? true : tfc_status_oom(st, "train step", 0);
+    if (ok) tfc_layer_trainable_weights(&m->base, vars, nv);
+    for (int l = 0; l < L && ok; l++) {
+        int64_t b0, n;
+        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
+        if (n == 0) continue;
+        tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
+        for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;
+        for (int i = 0; i < impl->n_out && ok; i++) ok = (py[i] = rows(ctx, y[i], b0, n, st)) != NULL;
+        if (ok && sw) ok = (psw = rows(ctx, sw, b0, n, st)) != NULL;
+        if (!ok) break;
+        tfc_tape *tape = tfc_tape_new(ctx, false, true, st);
+        if (!tape) {
+            ok = false;
+            break;
+        }
+        tfc_tensor *pred[TFC_KERAS_MAX_IO] = {0}, *total = NULL, *scaled = NULL, *w = NULL;
+        double out_vals[TFC_KERAS_MAX_IO] = {0};
+        logits_begin();
+        ok = tfc_model_forward(m, px, n_x, pred, impl->n_out, true, st) &&
+             compute_loss(impl, py, pred, psw, &total, out_vals, st) && (w = tfc_scalar_f32((float)n / (float)B, st)) &&
+             (scaled = tfc_emit(ctx, "Mul", (tfc_tensor *[]){total, w}, 2, NULL, 0, st));
+        logits_end();
+        tfc_tensor_unref(w);
+        if (ok && nv > 0) ok = tfc_tape_gradient(tape, scaled, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, grads, st);
+        tfc_tape_free(tape);
+        for (int i = 0; i < nv && ok; i++)
+            if (grads[i]) gsum[i] = gsum[i] ? tfc_emit(ctx, "AddV2", (tfc_tensor *[]){gsum[i], grads[i]}, 2, NULL, 0, st) : grads[i];
+        for (int i = 0; i < nv && ok; i++) ok = !grads[i] || gsum[i];
+        if (ok) ok = update_metrics(impl, py, pred, tfc_tensor_get_f64(total, 0), out_vals, n, st);
+    }
+    /* a worker whose pieces were all empty still takes part with zeros */
+    for (int i = 0; i < nv && ok; i++)
+        if (!gsum[i]) {
+            tfc_tensor *v = tfc_variable_read(ctx, vars[i], st);
+            ok = v && (gsum[i] = tfc_emit(ctx, "ZerosLike", &v, 1, NULL, 0, st)) != NULL;
+        }
+    tfc_collective *c = tfc_strategy_collective(s);
+    if (ok && c && nv > 0) {
+        for (int i = 0; i < nv; i++) tfc_tensor_ref(gsum[i]); /* all_reduce_n releases what it replaces */
+        ok = tfc_collective_all_reduce_n(c, gsum, nv, TFC_REDUCE_SUM,
+                                         tfc_strategy_communication_options(s)->bytes_per_pack, st);
+        /* the packs' tensors are new references outside the scope: hand them to it */
+        for (int i = 0; i < nv; i++) {
+            tfc_tensor *g = gsum[i];
+            gsum[i] = ok ? tfc_emit(ctx, "Identity", &g, 1, NULL, 0, st) : NULL;
+            ok = ok && gsum[i];
+            tfc_tensor_unref(g);
+        }
+    }
+    if (ok && nv > 0) ok = tfc_optimizer_apply_gradients(m->optimizer, ctx, gsum, vars, nv, st);
+    tfc_free(vars);
+    tfc_free(gsum);
+    return ok;
+}
+
+/* evaluate's step under a strategy: this worker's replicas evaluate their pieces of the global batch. */
+static bool test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                      tfc_status *st);
+static bool dist_test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                           tfc_status *st) {
+    tfc_strategy *s = impl->strategy;
+    tfc_ctx *ctx = impl->m.ctx;
+    int L = tfc_strategy_num_local_replicas(s), R = tfc_strategy_num_replicas_in_sync(s);
+    int64_t B = tfc_tensor_dim(x[0], 0);
+    bool ok = true;
+    for (int l = 0; l < L && ok; l++) {
+        int64_t b0, n;
+        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
+        if (n == 0) continue;
+        tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
+        for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;
+        for (int i = 0; i < impl->n_out && ok; i++) ok = (py[i] = rows(ctx, y[i], b0, n, st)) != NULL;
+        if (ok && sw) ok = (psw = rows(ctx, sw, b0, n, st)) != NULL;
+        ok = ok && test_step(impl, px, n_x, py, psw, st);
+    }
     return ok;
 }
 
@@ -695,7 +847,8 @@ static bool run_test(tfc_model_impl *impl, const data *d, int64_t batch_size, in
         if (!tfc_scope_begin(m->ctx, st)) return false;
         tfc_tensor *x[TFC_KERAS_MAX_IO], *y[TFC_KERAS_MAX_IO], *sw = NULL;
         int64_t start = b * batch_size, len = d->n - start < batch_size ? d->n - start : batch_size;
-        bool ok = make_batch(m->ctx, d, NULL, start, len, x, y, &sw, st) && test_step(impl, x, d->n_x, y, sw, st);
+        bool ok = make_batch(m->ctx, d, NULL, start, len, x, y, &sw, st) &&
+                  (impl->strategy ? dist_test_step(impl, x, d->n_x, y, sw, st) : test_step(impl, x, d->n_x, y, sw, st));
         tfc_scope_end(m->ctx);
         if (!ok) return false;
         if (bar) {
@@ -796,6 +949,18 @@ char **tfc_fit_val_names(tfc_model *m, int *n_names, tfc_status *st) {
 void tfc_fit_val_names_free(char **names, int n) {
     for (int i = 0; names && i < n; i++) tfc_free(names[i]);
     tfc_free(names);
+}
+
+/* MultiWorkerMirroredStrategy's initial-value broadcast: every worker starts fit from worker 0's weights. */
+bool tfc_model_dist_sync(tfc_model *m, tfc_status *st) {
+    if (!TFC_IMPL(m)->strategy) return true;
+    int n = tfc_layer_weights(&m->base, NULL, 0);
+    tfc_variable **v = tfc_calloc((size_t)(n ? n : 1), sizeof *v);
+    if (!v) return tfc_status_oom(st, "fit", 0);
+    tfc_layer_weights(&m->base, v, n);
+    bool ok = tfc_strategy_broadcast_variables(TFC_IMPL(m)->strategy, v, n, st);
+    tfc_free(v);
+    return ok;
 }
 
 bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, int n_y,
@@ -934,6 +1099,15 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     } else {
         fs.seed_base = fresh_seed();
     }
+    if (impl->strategy && tfc_strategy_collective(impl->strategy)) { /* one shuffling order for all workers */
+        int64_t sb = (int64_t)fs.seed_base;
+        tfc_tensor *t = tfc_tensor_from_data(TFC_INT64, NULL, 0, &sb, sizeof sb, st), *b = NULL;
+        ok = t && (b = tfc_collective_broadcast(tfc_strategy_collective(impl->strategy), t, 0, st));
+        if (ok) fs.seed_base = (uint64_t)*(const int64_t *)tfc_tensor_data(b);
+        tfc_tensor_unref(t);
+        tfc_tensor_unref(b);
+        if (!ok) goto done;
+    }
     fs.initial_epoch = o.initial_epoch;
     impl->fit = &fs;
     m->stop_training = false;
@@ -948,6 +1122,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     for (int i = 0; i < n_x; i++) srcs[n_src++] = train.x[i];
     for (int i = 0; i < n_y; i++) srcs[n_src++] = train.y[i];
     if (train.sw) srcs[n_src++] = train.sw;
+    if (!(ok = tfc_model_dist_sync(m, st))) goto done;
     if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st))) goto done;
     /* Keras feeds fit from a tf.data pipeline that prefetches the batches ahead in its own threads; the
      * prefetcher does that here (training_prefetch.h). Started after on_train_begin, which may move the
@@ -1011,7 +1186,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 queued_to = npos;
             }
             if (trace_t0) tfc_trace_record(1, "data", "Iterator::GetNext", NULL, trace_t0, tfc_trace_now(), -1);
-            ok = ok && train_step(impl, bx, n_x, by, bsw, st);
+            ok = ok && (impl->strategy ? dist_train_step(impl, bx, n_x, by, bsw, st) : train_step(impl, bx, n_x, by, bsw, st));
             if (trace_t0) tfc_trace_record(1, "step", "train", NULL, trace_t0, tfc_trace_now(), step);
             tfc_scope_end(ctx);
             for (int i = 0; i < n_src; i++) tfc_tensor_unref(pre[i]);
@@ -1127,7 +1302,8 @@ static int on_batch(tfc_model *m, tfc_tensor *x, tfc_tensor *y, tfc_tensor *sw, 
         return -1;
     tfc_model_impl *impl = TFC_IMPL(m);
     if (!tfc_scope_begin(m->ctx, st)) return -1;
-    bool ok = train ? train_step(impl, &x, 1, &y, sw, st) : test_step(impl, &x, 1, &y, sw, st);
+    bool ok = impl->strategy ? (train ? dist_train_step(impl, &x, 1, &y, sw, st) : dist_test_step(impl, &x, 1, &y, sw, st))
+                             : (train ? train_step(impl, &x, 1, &y, sw, st) : test_step(impl, &x, 1, &y, sw, st));
     tfc_scope_end(m->ctx);
     if (!ok) return -1;
     tfc_logs logs = {0};

@@ -210,7 +210,8 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
 
     m->stop_training = false;
     tfc_logs epoch_logs = {0};
-    if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st))) goto done;
+    if (!(ok = tfc_model_dist_sync(m, st)) || !(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st)))
+        goto done;
     bool ran_out = false;
     for (int epoch = o.initial_epoch; epoch < epochs && ok && !ran_out; epoch++) {
         tfc_model_reset_metrics(m);
