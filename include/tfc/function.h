@@ -88,6 +88,23 @@ TFC_API const char *tfc_concrete_function_name(const tfc_concrete_function *cf);
 /* How many captured tensors (variables' handles and large eager tensors) it feeds on each call. */
 TFC_API int tfc_concrete_function_num_captures(const tfc_concrete_function *cf);
 
+/* ---- graph optimisation (tf.config.optimizer.set_experimental_options) ---------------------------------
+ * Passes run when a concrete function is first called (instantiated); the traced graph itself is kept as
+ * traced. Each pass is switchable; the default is all on. */
+typedef struct tfc_optimizer_opts {
+    bool constant_folding;            /* ops whose inputs are all constants are computed once */
+    bool arithmetic_optimization;     /* chains of AddV2 over equal shapes become AddN */
+    bool common_subgraph_elimination; /* identical stateless nodes are computed once */
+    bool pruning;                     /* nodes no result, control result or stateful op needs are dropped */
+} tfc_optimizer_opts;
+/* Sets the passes for functions instantiated from now on in ctx. */
+TFC_API void tfc_ctx_set_optimizer_options(tfc_ctx *ctx, const tfc_optimizer_opts *opts);
+TFC_API tfc_optimizer_opts tfc_ctx_get_optimizer_options(const tfc_ctx *ctx);
+/* The passes run on cf (instantiating it if needed): writes up to max (name, nodes before, nodes after) and
+ * returns how many passes ran, or -1 with st set. */
+TFC_API int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const char **names, int *before, int *after,
+                                              int max, tfc_status *st);
+
 /* True while ctx is tracing (tf.inside_function()). */
 TFC_API bool tfc_inside_function(const tfc_ctx *ctx);
 

@@ -8,7 +8,8 @@
  *                   tensor, list(int), list(float), list(type), list(string); allowed sets in braces
  *                   ("T: {float, double}" or "padding: {'SAME', 'VALID'}"), lower bounds ("N: int >= 1"),
  *                   defaults ("keep_dims: bool = false", "data_format: string = 'NHWC'",
- *                   "dilations: list(int) = [1, 1, 1, 1]", "Tidx: {int32, int64} = int32"). */
+ *                   "dilations: list(int) = [1, 1, 1, 1]", "Tidx: {int32, int64} = int32", "shape: shape = unknown" for
+ *                   an unknown-rank shape). Function attrs: "f: func", "branches: list(func)". */
 #ifndef TFC_OP_H
 #define TFC_OP_H
 

@@ -31,6 +31,7 @@ struct tfc_ctx {
     /* The context's function library (src/graph), freed with the context through flib_free. */
     void *flib;
     void (*flib_free)(void *flib);
+    unsigned optimizer_off; /* graph passes switched off (bit per pass of tfc_optimizer_opts; 0 = all on) */
 };
 
 /* The infer half of an op call (validate, resolve attrs, output dtypes and shapes): shared by eager dispatch

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "graph/exec.h"
+#include "graph/optimize.h"
 
 enum { X_KERNEL, X_ARG, X_CONST, X_NOOP };
 
@@ -22,6 +23,7 @@ typedef struct xnode {
 
 struct tfc_exec {
     tfc_gfunc *fn;
+    tfc_opt_graph og;   /* the optimised copy of fn's body that runs */
     int n_nodes, n_slots, n_args;
     xnode *nodes;       /* in run order */
     int *in_slots;
@@ -33,6 +35,7 @@ struct tfc_exec {
 static void exec_free(void *p) {
     tfc_exec *x = p;
     if (!x) return;
+    tfc_opt_graph_clear(&x->og);
     tfc_free(x->nodes);
     tfc_free(x->in_slots);
     tfc_free(x->rel_slots);
@@ -43,19 +46,35 @@ static void exec_free(void *p) {
 
 int tfc_exec_num_nodes(const tfc_exec *x) { return x->n_nodes; }
 
-static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
-    const tfc_graph *g = fn->body;
-    const int n = g->n_nodes;
+int tfc_exec_pass_report(const tfc_exec *x, const char **names, int *before, int *after, int max) {
+    for (int i = 0; i < x->og.n_stats && i < max; i++) {
+        names[i] = x->og.stats[i].pass;
+        before[i] = x->og.stats[i].before;
+        after[i] = x->og.stats[i].after;
+    }
+    return x->og.n_stats;
+}
+
+static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     tfc_exec *x = tfc_calloc(1, sizeof *x);
+    if (!x) return tfc_status_oom(st, "graph executor", 0), NULL;
+    const unsigned off = ctx->optimizer_off;
+    const tfc_optimizer_opts o = {!(off & 1), !(off & 2), !(off & 4), !(off & 8)};
+    if (!tfc_graph_optimize(ctx, fn, &o, &x->og, st)) {
+        tfc_free(x);
+        return NULL;
+    }
+    const tfc_graph *g = x->og.g;
+    const int n = g->n_nodes;
     int *order = tfc_malloc((size_t)n * sizeof *order + 1);
     int *first = tfc_calloc((size_t)n + 1, sizeof *first);
     int *last_use = NULL, *pos = NULL;
     int64_t n_inputs = 0;
-    bool ok = x && order && first;
+    bool ok = order && first;
     if (!ok) goto oom;
     x->fn = fn;
     x->n_nodes = n;
-    x->n_args = fn->n_args;
+    x->n_args = x->og.n_args;
     if (!tfc_graph_topo_order(g, order, st)) goto fail;
     for (int i = 0; i < n; i++) {
         first[i + 1] = first[i] + g->nodes[i]->n_out;
@@ -65,8 +84,8 @@ static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
     x->nodes = tfc_calloc((size_t)n + 1, sizeof *x->nodes);
     x->in_slots = tfc_malloc((size_t)n_inputs * sizeof(int) + 1);
     x->rel_slots = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
-    x->ret_slots = tfc_malloc((size_t)fn->n_rets * sizeof(int) + 1);
-    x->arg_nodes = tfc_calloc((size_t)fn->n_args + 1, sizeof *x->arg_nodes);
+    x->ret_slots = tfc_malloc((size_t)x->og.n_rets * sizeof(int) + 1);
+    x->arg_nodes = tfc_calloc((size_t)x->og.n_args + 1, sizeof *x->arg_nodes);
     last_use = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
     pos = tfc_malloc((size_t)n * sizeof(int) + 1);
     if (!x->nodes || !x->in_slots || !x->rel_slots || !x->ret_slots || !x->arg_nodes || !last_use || !pos) goto oom;
@@ -81,8 +100,8 @@ static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
             if (pos[i] > last_use[s]) last_use[s] = pos[i];
         }
     }
-    for (int r = 0; r < fn->n_rets; r++) {
-        x->ret_slots[r] = first[fn->rets[r].node] + fn->rets[r].index;
+    for (int r = 0; r < x->og.n_rets; r++) {
+        x->ret_slots[r] = first[x->og.rets[r].node] + x->og.rets[r].index;
         last_use[x->ret_slots[r]] = n; /* released by the run after taking the results */
     }
     for (int i = 0; i < n; i++)
@@ -122,8 +141,8 @@ static tfc_exec *instantiate(tfc_gfunc *fn, tfc_status *st) {
         const char *opn = d->op->def->name;
         if (!strcmp(opn, "Placeholder")) {
             int a = 0;
-            while (a < fn->n_args && fn->arg_nodes[a] != d->id) a++;
-            if (a == fn->n_args) {
+            while (a < x->og.n_args && x->og.arg_nodes[a] != d->id) a++;
+            if (a == x->og.n_args) {
                 tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                "You must feed a value for placeholder tensor '%s' with dtype %s", d->name,
                                tfc_dtype_name(d->out_dtypes[0]));
@@ -160,9 +179,9 @@ fail:
     return NULL;
 }
 
-tfc_exec *tfc_exec_get(tfc_gfunc *fn, tfc_status *st) {
+tfc_exec *tfc_exec_get(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     if (fn->runtime) return fn->runtime;
-    tfc_exec *x = instantiate(fn, st);
+    tfc_exec *x = instantiate(ctx, fn, st);
     if (!x) return NULL;
     fn->runtime = x;
     fn->runtime_free = exec_free;
@@ -241,7 +260,7 @@ bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tf
         const xnode *xn = &x->nodes[k];
         switch (xn->kind) {
         case X_ARG: vals[xn->out_base] = tfc_tensor_ref(in[xn->arg]); break;
-        case X_CONST: vals[xn->out_base] = tfc_tensor_ref((tfc_tensor *)tfc_graph_const_value(x->fn->body,
+        case X_CONST: vals[xn->out_base] = tfc_tensor_ref((tfc_tensor *)tfc_graph_const_value(x->og.g,
                                                            (tfc_gport){xn->n->id, 0}));
             break;
         case X_NOOP: break;
@@ -262,7 +281,7 @@ bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tf
         }
     }
     if (ok)
-        for (int r = 0; r < x->fn->n_rets; r++) out[r] = tfc_tensor_ref(vals[x->ret_slots[r]]);
+        for (int r = 0; r < x->og.n_rets; r++) out[r] = tfc_tensor_ref(vals[x->ret_slots[r]]);
     for (int s = 0; s < x->n_slots; s++) tfc_tensor_unref(vals[s]);
     if (vals != stackv) tfc_free(vals);
     return ok;

@@ -9,14 +9,16 @@
 
 typedef struct tfc_exec tfc_exec;
 
-/* fn's plan, made on first use. NULL with st set: UNIMPLEMENTED naming a node whose op has no CPU kernel,
+/* fn's plan, made on first use from a copy of fn's body optimised by the passes switched on in ctx (optimize.h).
+ * NULL with st set: UNIMPLEMENTED naming a node whose op has no CPU kernel,
  * INVALID_ARGUMENT for a cycle. */
-tfc_exec *tfc_exec_get(tfc_gfunc *fn, tfc_status *st);
+tfc_exec *tfc_exec_get(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st);
 /* Runs fn on n_args inputs (declared arguments then captures), writing its n_rets results as new tensors the
  * caller owns (not scope-tracked). Inputs must match the argument dtypes and known dims (INVALID_ARGUMENT
  * naming the argument otherwise). */
 bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tfc_tensor **out, tfc_status *st);
-/* Per-node wall time of the last runs is not kept; nodes executed per run, for tests and reports. */
+/* Nodes executed per run, and the passes that made the plan (name, live nodes before and after). */
 int tfc_exec_num_nodes(const tfc_exec *x);
+int tfc_exec_pass_report(const tfc_exec *x, const char **names, int *before, int *after, int max);
 
 #endif

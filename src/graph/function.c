@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/variable.h"
+#include "graph/exec.h"
 #include "graph/functional.h"
 #include "graph/trace.h"
 #include "tfc/function.h"
@@ -333,3 +334,19 @@ tfc_tensor_spec tfc_concrete_function_output_spec(const tfc_concrete_function *c
 int tfc_concrete_function_num_nodes(const tfc_concrete_function *cf) { return cf->fn->body->n_nodes; }
 const char *tfc_concrete_function_name(const tfc_concrete_function *cf) { return cf->fn->name; }
 int tfc_concrete_function_num_captures(const tfc_concrete_function *cf) { return cf->n_caps; }
+
+void tfc_ctx_set_optimizer_options(tfc_ctx *ctx, const tfc_optimizer_opts *o) {
+    ctx->optimizer_off = (o->constant_folding ? 0u : 1u) | (o->arithmetic_optimization ? 0u : 2u) |
+                         (o->common_subgraph_elimination ? 0u : 4u) | (o->pruning ? 0u : 8u);
+}
+
+tfc_optimizer_opts tfc_ctx_get_optimizer_options(const tfc_ctx *ctx) {
+    const unsigned off = ctx->optimizer_off;
+    return (tfc_optimizer_opts){!(off & 1), !(off & 2), !(off & 4), !(off & 8)};
+}
+
+int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const char **names, int *before, int *after,
+                                      int max, tfc_status *st) {
+    tfc_exec *x = tfc_exec_get(cf->owner->ctx, cf->fn, st);
+    return x ? tfc_exec_pass_report(x, names, before, after, max) : -1;
+}

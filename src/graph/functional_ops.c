@@ -23,7 +23,7 @@ bool tfc_call_gfunc(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, int n_in
     if (n_out != fn->n_rets)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "function '%s' has %d results, the call expects %d", fn->name,
                               fn->n_rets, n_out);
-    tfc_exec *x = tfc_exec_get(fn, st);
+    tfc_exec *x = tfc_exec_get(ctx, fn, st);
     tfc_tensor *res[TFC_MAX_IO];
     if (!x || !tfc_exec_run(ctx, x, in, n_in, res, st)) return false;
     for (int o = 0; o < n_out; o++) {

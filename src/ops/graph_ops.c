@@ -27,7 +27,7 @@ const tfc_op_def tfc_op_def_const = {
     .shape = const_shape, .not_differentiable = true,
 };
 const tfc_op_def tfc_op_def_placeholder = {
-    .name = "Placeholder", .inputs = "", .outputs = "output: dtype", .attrs = "dtype: type, shape: shape = []",
+    .name = "Placeholder", .inputs = "", .outputs = "output: dtype", .attrs = "dtype: type, shape: shape = unknown",
     .shape = placeholder_shape, .not_differentiable = true,
 };
 const tfc_op_def tfc_op_def_no_op = {.name = "NoOp", .inputs = "", .outputs = "", .attrs = "", .not_differentiable = true};

@@ -182,6 +182,12 @@ static bool parse_attr(tfc_op *op, cur *c, tfc_status *st) {
         }
         case TFC_ATTR_LIST_INT: case TFC_ATTR_LIST_FLOAT: case TFC_ATTR_LIST_TYPE: case TFC_ATTR_SHAPE:
         case TFC_ATTR_LIST_STRING:
+            if (a->kind == TFC_ATTR_SHAPE && !strncmp(c->p, "unknown", 7)) { /* shape = unknown: unknown rank */
+                c->p += 7;
+                a->dflt.n = -1;
+                a->dflt.v.ints = a->dflt_ints;
+                break;
+            }
             if (!eat(c, '[')) goto bad;
             a->dflt.n = 0;
             if (!eat(c, ']')) {
