@@ -149,6 +149,44 @@ static void test_traced_roundtrip(void) {
     tfc_scope_end(ctx);
 }
 
+/* TensorFlow passes a captured variable as a resource Placeholder read by ReadVariableOp and written by
+ * AssignAddVariableOp: y = read(v) * x, and v += x as a control dependency of y. */
+static void test_captured_variable(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_graphdef *g = tfc_graphdef_new(&st);
+    tfc_attr fa[] = {TFC_ATTR_T("dtype", TFC_FLOAT)}, ra[] = {TFC_ATTR_T("dtype", TFC_RESOURCE)};
+    tfc_attr tf = TFC_ATTR_T("T", TFC_FLOAT);
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "x", "Placeholder", NULL, 0, fa, 1, &st));
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "v", "Placeholder", NULL, 0, ra, 1, &st));
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "read", "ReadVariableOp", (const char *[]){"v"}, 1, fa, 1, &st));
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "mul", "Mul", (const char *[]){"read", "x"}, 2, &tf, 1, &st));
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "assign", "AssignAddVariableOp",
+                                  (const char *[]){"v", "x", "^mul"}, 3, fa, 1, &st));
+    REQUIRE(tfc_graphdef_add_node(g, TFC_GRAPHDEF_TOP, "y", "Identity", (const char *[]){"mul", "^assign"}, 2, &tf, 1, &st));
+    REQUIRE(tfc_graphdef_validate(g, NULL, &st));
+    tfc_ctx *c = tfc_ctx_new(NULL, &st);
+    tfc_flib *lib = tfc_ctx_flib(c, &st);
+    tfc_gfunc *fn = tfc_graphdef_import_graph(g, lib, "main", (const char *[]){"y"}, 1, &st);
+    CHECK_OK(&st);
+    REQUIRE(fn && fn->n_args == 2 && fn->stateful);
+    tfc_tensor *init = tfc_scalar_f32(3.0f, &st), *x = tfc_scalar_f32(2.0f, &st), *out = NULL;
+    tfc_variable *v = tfc_variable_new(c, init, true, "v", &st);
+    REQUIRE(v);
+    tfc_exec *xe = tfc_exec_get(fn, &st);
+    REQUIRE(xe && tfc_exec_run(c, xe, (tfc_tensor *[]){x, tfc_variable_handle(v)}, 2, &out, &st));
+    CHECK(tfc_tensor_get_f64(out, 0) == 6.0);
+    tfc_tensor_unref(out);
+    out = NULL;
+    REQUIRE(tfc_exec_run(c, xe, (tfc_tensor *[]){x, tfc_variable_handle(v)}, 2, &out, &st));
+    CHECK(tfc_tensor_get_f64(out, 0) == 10.0); /* the first run added 2 to the variable */
+    tfc_tensor_unref(out);
+    tfc_tensor_unref(init);
+    tfc_tensor_unref(x);
+    tfc_variable_free(v);
+    tfc_graphdef_free(g);
+    tfc_ctx_free(c);
+}
+
 static void test_import_errors(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_graphdef *g = tfc_graphdef_new(&st);
@@ -176,6 +214,7 @@ int main(void) {
     REQUIRE(ctx);
     test_import_and_run();
     test_traced_roundtrip();
+    test_captured_variable();
     test_import_errors();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
