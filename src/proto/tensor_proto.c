@@ -38,12 +38,19 @@ bool tfc_pb_shape_from_proto(const Tensorflow__TensorShapeProto *p, tfc_shape *o
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape of rank %zu exceeds tfc's maximum rank %d", what,
                               p->n_dim, TFC_MAX_RANK);
     out->rank = (int)p->n_dim;
+    int64_t known = 1; /* as TensorFlow's IsValidShape: the known dims' product fits int64 */
     for (size_t i = 0; i < p->n_dim; i++) {
         int64_t d = p->dim[i]->size;
         if (d < -1)
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape dim %zu has size %lld (must be >= -1)", what, i,
                                   (long long)d);
         out->dims[i] = d;
+        if (d >= 0 && !tfc_mul_overflow_i64(known, d, &known)) {
+            char sb[TFC_SHAPE_STR];
+            out->rank = (int)i + 1;
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape %s... is too large (more than 2^63-1 elements)",
+                                  what, tfc_shape_str(out, sb, sizeof sb));
+        }
     }
     return true;
 }
