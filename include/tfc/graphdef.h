@@ -10,6 +10,7 @@
 #define TFC_GRAPHDEF_H
 
 #include "tfc/attr.h"
+#include "tfc/function.h"
 #include "tfc/tensor.h"
 
 #ifdef __cplusplus
@@ -106,6 +107,13 @@ TFC_API bool tfc_graphdef_validate(tfc_graphdef *g, const tfc_graphdef_opts *opt
 TFC_API bool tfc_graphdef_serialize(const tfc_graphdef *g, void **data, size_t *size, tfc_status *st);
 /* Writes the serialised graph to path through a temporary file renamed into place. */
 TFC_API bool tfc_graphdef_write(const tfc_graphdef *g, const char *path, tfc_status *st);
+
+/* tf.function(...).get_concrete_function(...).graph.as_graph_def(): the concrete function's body as the
+ * graph's nodes (its arguments are the Placeholders, TensorFlow's op names and attrs) and, in the library, every
+ * function it calls directly or through others (call ops, cond/while branches). ctx is the context the function
+ * was traced in. Serialised into *data (free with tfc_free), *size. NOT_FOUND when cf is not in ctx's library. */
+TFC_API bool tfc_concrete_function_graph_def(tfc_ctx *ctx, const tfc_concrete_function *cf, void **data, size_t *size,
+                                             tfc_status *st);
 
 /* ---- tensors ---- */
 /* Parses serialised TensorProto bytes into a new tensor (TensorFlow's decoding rules: tensor_content, or

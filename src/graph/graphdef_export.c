@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "eager/context_internal.h"
 #include "graph/graphdef_io.h"
 #include "proto/graphdef_internal.h"
 
@@ -129,5 +130,51 @@ bool tfc_graphdef_export_function(const tfc_gfunc *fn, tfc_graphdef *gd, tfc_sta
     for (int r = 0; rets && r < fn->n_rets; r++) tfc_free(rets[r]);
     tfc_free(rets);
     tfc_free(args);
+    return ok;
+}
+
+/* Appends to *list (n, growing) every function g's nodes name that is not there yet, then those they call. */
+static bool collect_called(const tfc_graph *g, const tfc_flib *lib, const tfc_gfunc ***list, int *n, int *cap,
+                           tfc_status *st) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const tfc_gnode *nd = g->nodes[i];
+        for (int a = 0; nd->attrs && a < nd->attrs->n; a++) {
+            const tfc_attr *at = &nd->attrs->a[a];
+            const int count = at->kind == TFC_ATTR_FUNC ? 1 : at->kind == TFC_ATTR_LIST_FUNC ? at->n : 0;
+            for (int k = 0; k < count; k++) {
+                const tfc_gfunc *f = tfc_flib_find(lib, at->kind == TFC_ATTR_FUNC ? at->v.s : at->v.strs[k]);
+                bool seen = !f;
+                for (int j = 0; j < *n && !seen; j++) seen = (*list)[j] == f;
+                if (seen) continue;
+                if (*n == *cap) {
+                    int c = *cap ? 2 * *cap : 8;
+                    const tfc_gfunc **p = tfc_realloc((void *)*list, (size_t)c * sizeof *p);
+                    if (!p) return tfc_status_oom(st, "GraphDef export", (size_t)c * sizeof *p);
+                    *list = p;
+                    *cap = c;
+                }
+                (*list)[(*n)++] = f;
+                if (!collect_called(f->body, lib, list, n, cap, st)) return false;
+            }
+        }
+    }
+    return true;
+}
+
+bool tfc_concrete_function_graph_def(tfc_ctx *ctx, const tfc_concrete_function *cf, void **data, size_t *size,
+                                     tfc_status *st) {
+    const char *name = cf ? tfc_concrete_function_name(cf) : NULL;
+    const tfc_flib *lib = ctx ? ctx->flib : NULL;
+    const tfc_gfunc *fn = lib && name ? tfc_flib_find(lib, name) : NULL;
+    if (!fn) return tfc_status_set(st, TFC_NOT_FOUND, "concrete function '%s' is not in the context's library",
+                                   name ? name : "(null)");
+    const tfc_gfunc **called = NULL;
+    int n = 0, cap = 0;
+    tfc_graphdef *gd = tfc_graphdef_new(st);
+    bool ok = gd && collect_called(fn->body, lib, &called, &n, &cap, st);
+    for (int i = 0; i < n && ok; i++) ok = tfc_graphdef_export_function(called[i], gd, st);
+    ok = ok && tfc_graphdef_export_graph(fn->body, gd, st) && tfc_graphdef_serialize(gd, data, size, st);
+    tfc_free((void *)called);
+    tfc_graphdef_free(gd);
     return ok;
 }

@@ -29,52 +29,6 @@ static int64_t producer(const imp *m, const char *in) {
     return tfc_name_map_get(&m->b->names, buf);
 }
 
-/* Kahn's order over the body (validation has ruled out cycles and dangling inputs). */
-static int64_t *topo_order(const imp *m, tfc_status *st) {
-    const size_t n = m->b->n_nodes;
-    int64_t *indeg = tfc_calloc(n + 1, sizeof *indeg), *order = tfc_malloc((n + 1) * sizeof *order);
-    int64_t *off = tfc_calloc(n + 2, sizeof *off), *adj = NULL, *fill = tfc_calloc(n + 1, sizeof *fill);
-    size_t e = 0;
-    if (!indeg || !order || !off || !fill) goto oom;
-    for (size_t i = 0; i < n; i++) e += m->b->nodes[i]->n_input;
-    if (!(adj = tfc_malloc((e + 1) * sizeof *adj))) goto oom;
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < m->b->nodes[i]->n_input; k++) {
-            int64_t p = producer(m, m->b->nodes[i]->input[k]);
-            if (p >= 0) off[p + 1]++, indeg[i]++;
-        }
-    for (size_t i = 0; i < n; i++) off[i + 1] += off[i];
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < m->b->nodes[i]->n_input; k++) {
-            int64_t p = producer(m, m->b->nodes[i]->input[k]);
-            if (p >= 0) adj[off[p] + fill[p]++] = (int64_t)i;
-        }
-    size_t head = 0, tail = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!indeg[i]) order[tail++] = (int64_t)i;
-    while (head < tail) {
-        int64_t u = order[head++];
-        for (int64_t j = off[u]; j < off[u + 1]; j++)
-            if (--indeg[adj[j]] == 0) order[tail++] = adj[j];
-    }
-    tfc_free(indeg);
-    tfc_free(off);
-    tfc_free(adj);
-    tfc_free(fill);
-    if (tail != n) {
-        tfc_free(order);
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GraphDef import: the graph has a cycle"), NULL;
-    }
-    return order;
-oom:
-    tfc_free(indeg);
-    tfc_free(order);
-    tfc_free(off);
-    tfc_free(adj);
-    tfc_free(fill);
-    return tfc_status_oom(st, "GraphDef import", n * 40), NULL;
-}
-
 /* A data input string -> IR port. */
 static bool port_of(const imp *m, const char *in, tfc_gport *out, tfc_status *st) {
     const char *c = strchr(in, ':');
@@ -192,16 +146,13 @@ static bool add_node(imp *m, int64_t i, tfc_status *st) {
     return node != NULL;
 }
 
-/* Adds the body's nodes in dependency order. */
+/* Adds the body's nodes in the run order validation found. */
 static bool import_body(imp *m, tfc_status *st) {
     const size_t n = m->b->n_nodes;
-    m->ids = tfc_malloc((n + 1) * sizeof *m->ids);
-    int64_t *order = m->ids ? topo_order(m, st) : NULL;
-    if (!m->ids) tfc_status_oom(st, "GraphDef import", n * sizeof *m->ids);
-    bool ok = order != NULL;
+    if (!(m->ids = tfc_malloc((n + 1) * sizeof *m->ids))) return tfc_status_oom(st, "GraphDef import", n * sizeof(int));
     for (size_t i = 0; i < n; i++) m->ids[i] = -1;
-    for (size_t i = 0; i < n && ok; i++) ok = add_node(m, order[i], st);
-    tfc_free(order);
+    bool ok = true;
+    for (size_t i = 0; i < n && ok; i++) ok = add_node(m, m->b->order[i], st);
     return ok;
 }
 

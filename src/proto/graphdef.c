@@ -62,6 +62,7 @@ static void body_clear(tfc_gd_body *b) {
     tfc_name_map_clear(&b->names);
     tfc_free(b->n_outputs);
     tfc_free(b->n_control);
+    tfc_free(b->order);
     memset(b, 0, sizeof *b);
 }
 

@@ -298,7 +298,9 @@ static bool check_acyclic(vctx *v, tfc_status *st) {
         for (int64_t j = out_off[u]; j < out_off[u + 1]; j++)
             if (--indeg[out_idx[j]] == 0) queue[tail++] = out_idx[j];
     }
-    if (tail == n) {
+    if (tail == n) { /* the queue's order is a run order: the importer adds nodes in it */
+        v->b->order = queue;
+        queue = NULL;
         ok = true;
         goto done;
     }
@@ -552,8 +554,10 @@ bool tfc_gd_validate(tfc_graphdef *g, tfc_status *st) {
         tfc_name_map_clear(&v.b->names);
         tfc_free(v.b->n_outputs);
         tfc_free(v.b->n_control);
+        tfc_free(v.b->order);
         v.b->n_outputs = NULL;
         v.b->n_control = NULL;
+        v.b->order = NULL;
         ok = check_body(&v, st);
         tfc_name_map_clear(&v.args);
         tfc_free(v.in_off);

@@ -29,6 +29,7 @@ typedef struct tfc_gd_body {
     tfc_name_map names;          /* node name -> index (valid after validation) */
     int64_t *n_outputs;          /* per node, after validation */
     int *n_control;              /* per node: trailing "^x" inputs */
+    int64_t *order;              /* node indexes with producers first (after validation) */
 } tfc_gd_body;
 
 struct tfc_graphdef {

@@ -38,12 +38,19 @@ bool tfc_pb_shape_from_proto(const Tensorflow__TensorShapeProto *p, tfc_shape *o
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape of rank %zu exceeds tfc's maximum rank %d", what,
                               p->n_dim, TFC_MAX_RANK);
     out->rank = (int)p->n_dim;
+    int64_t known = 1; /* as TensorFlow's IsValidShape: the known dims' product fits int64 */
     for (size_t i = 0; i < p->n_dim; i++) {
         int64_t d = p->dim[i]->size;
         if (d < -1)
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape dim %zu has size %lld (must be >= -1)", what, i,
                                   (long long)d);
         out->dims[i] = d;
+        if (d >= 0 && !tfc_mul_overflow_i64(known, d, &known)) {
+            char sb[TFC_SHAPE_STR];
+            out->rank = (int)i + 1;
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: shape %s... is too large (more than 2^63-1 elements)",
+                                  what, tfc_shape_str(out, sb, sizeof sb));
+        }
     }
     return true;
 }
@@ -176,6 +183,8 @@ tfc_tensor *tfc_pb_tensor_from_proto(const Tensorflow__TensorProto *p, size_t ma
     if (!t) return NULL;
     if (p->tensor_content.len) {
         memcpy(t->data, p->tensor_content.data, p->tensor_content.len); /* little-endian host, as the wire */
+        if (dt == TFC_BOOL) /* a C bool holds 0 or 1 only: other bytes are true */
+            for (size_t i = 0; i < p->tensor_content.len; i++) ((uint8_t *)t->data)[i] = p->tensor_content.data[i] != 0;
         return t;
     }
     if (!f.n) {
@@ -240,7 +249,7 @@ Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char 
     case TFC_UINT8: ONE(int_val, int32_t, *(const uint8_t *)d)
     case TFC_UINT16: ONE(int_val, int32_t, *(const uint16_t *)d)
     case TFC_INT64: ONE(int64_val, int64_t, *(const int64_t *)d)
-    case TFC_BOOL: ONE(bool_val, protobuf_c_boolean, *(const bool *)d)
+    case TFC_BOOL: ONE(bool_val, protobuf_c_boolean, *(const uint8_t *)d != 0)
     case TFC_HALF: case TFC_BFLOAT16: ONE(half_val, int32_t, *(const uint16_t *)d)
 #undef ONE
     default: break;

@@ -319,6 +319,15 @@ def _run_cases(rng):
         y = tf.nn.conv2d(img, k, strides=1, padding="SAME")
         return tf.nn.max_pool2d(tf.nn.relu(y), 2, 2, "VALID")
 
+    @tf.function
+    def control(x, n):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 3.0, lambda: x - 1.0)
+        i = tf.constant(0)
+        while i < n:
+            y = y * 0.5 + tf.cast(i, tf.float32)
+            i += 1
+        return y, i
+
     n = int(rng.integers(1, 5))
     return [
         ("dense", dense, [tf.TensorSpec([None, 5], tf.float32)], [random_array(rng, (n, 5), "float32")]),
@@ -326,6 +335,8 @@ def _run_cases(rng):
          [random_array(rng, (n, 3), "float32"), random_array(rng, (3,), "float32")]),
         ("shapes", shapes, [tf.TensorSpec([None, 10], tf.float32)], [random_array(rng, (2 * n, 10), "float32")]),
         ("conv", conv, [tf.TensorSpec([None, 6, 6, 2], tf.float32)], [random_array(rng, (n, 6, 6, 2), "float32")]),
+        ("control", control, [tf.TensorSpec([2, None], tf.float32), tf.TensorSpec([], tf.int32)],
+         [random_array(rng, (2, n), "float32"), np.int32(rng.integers(0, 5))]),
     ]
 
 

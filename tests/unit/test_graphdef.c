@@ -144,6 +144,9 @@ static void test_bad_values(void) {
     const int64_t neg[1] = {-5};
     tfc_attr ph[] = {TFC_ATTR_T("dtype", TFC_FLOAT), TFC_ATTR_SHAPE_("shape", neg, 1)};
     EXPECT_BAD(plus("p", "Placeholder", NULL, 0, ph, 2), TFC_INVALID_ARGUMENT, "dim 0 has size -5");
+    const int64_t huge[3] = {INT64_C(1) << 31, -1, INT64_C(1) << 33};
+    tfc_attr phh[] = {TFC_ATTR_T("dtype", TFC_FLOAT), TFC_ATTR_SHAPE_("shape", huge, 3)};
+    EXPECT_BAD(plus("p", "Placeholder", NULL, 0, phh, 2), TFC_INVALID_ARGUMENT, "attr 'shape': shape [2147483648,?,8589934592]... is too large");
     tfc_attr noval[] = {TFC_ATTR_T("dtype", TFC_FLOAT)};
     EXPECT_BAD(plus("k", "Const", NULL, 0, noval, 1), TFC_INVALID_ARGUMENT, "missing attr 'value'");
     /* tensors: hand-made TensorProtos through the wire */
@@ -156,7 +159,7 @@ static void test_bad_values(void) {
     tp.tensor_shape = &shp;
     uint8_t buf[4096];
     struct { int64_t a, b; int n; const char *content; size_t clen; float v; size_t nv; size_t max; const char *needle; } cases[] = {
-        {(int64_t)1 << 40, (int64_t)1 << 40, 2, NULL, 0, 1.0f, 1, 0, "more elements than int64 holds"},
+        {(int64_t)1 << 40, (int64_t)1 << 40, 2, NULL, 0, 1.0f, 1, 0, "is too large (more than 2^63-1 elements)"},
         {-3, 2, 2, NULL, 0, 1.0f, 1, 0, "dim 0 has size -3"},
         {-1, 2, 2, NULL, 0, 1.0f, 1, 0, "not fully defined"},
         {2, 3, 2, "abcd", 4, 0, 0, 0, "tensor_content has 4 bytes, but shape [2,3] of float32 needs 24"},

@@ -148,6 +148,11 @@ static void test_typed_fields(void) {
     p.tensor_content.len = 1;
     CHECK(!tfc_pb_tensor_from_proto(&p, 0, "t", &st));
     CHECK(strstr(st.msg, "string TensorProto with tensor_content") != NULL);
+    p.dtype = TENSORFLOW__DATA_TYPE__DT_BOOL; /* bool bytes other than 0 and 1 read as true */
+    p.tensor_content.data = (uint8_t *)"\x82";
+    t = tfc_pb_tensor_from_proto(&p, 0, "t", &st);
+    CHECK(t && ((const uint8_t *)tfc_tensor_data(t))[0] == 1);
+    tfc_tensor_unref(t);
     p.dtype = TENSORFLOW__DATA_TYPE__DT_RESOURCE;
     CHECK(!tfc_pb_tensor_from_proto(&p, 0, "t", &st));
     CHECK(strstr(st.msg, "resource is not supported") != NULL);
