@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "ops/registry.h"
 
@@ -102,7 +103,7 @@ static bool count_error(const tfc_op *op, const int64_t *list_len, int singles, 
             all_known = false;
             continue;
         }
-        expected += list_len[a];
+        if (!tfc_size_add(expected, list_len[a], &expected)) expected = INT64_MAX; /* N = INT64_MAX given */
         int w = snprintf(lists + used, sizeof lists - used, ", %s: %s=%lld", s->name, attr, (long long)list_len[a]);
         if (w > 0) used += (size_t)w < sizeof lists - used ? (size_t)w : sizeof lists - used - 1;
     }
@@ -204,7 +205,7 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
                 na->v.i = list_len[a] >= 0 ? list_len[a] : share;
             }
             int64_t cnt = na->v.i;
-            if (cnt < 0 || pos + cnt > n_in) goto count;
+            if (cnt < 0 || cnt > n_in - pos) goto count; /* a user's N may be INT64_MAX: no pos + cnt */
             for (int64_t k = 0; k < cnt; k++, pos++) {
                 if (s->type_attr >= 0) {
                     if (!set_type_attr(op, ra, s->type_attr, in[pos]->dtype, pos, st)) return false;
@@ -247,9 +248,9 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
         int64_t cnt = 1;
         if (s->kind == TFC_ARG_N_TYPE) cnt = ra->a[s->number_attr].v.i;
         if (s->kind == TFC_ARG_TYPE_LIST) cnt = ra->a[s->type_attr].n;
-        if (cnt < 0 || n + cnt > TFC_MAX_IO)
-            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %lld outputs is more than the %d supported", name,
-                                  (long long)(n + cnt), TFC_MAX_IO);
+        if (cnt < 0 || cnt > TFC_MAX_IO - n) /* cnt is a user's number (num_split = INT64_MAX): no n + cnt */
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: %lld outputs%s is more than the %d supported", name,
+                                  (long long)cnt, n ? " after the others" : "", TFC_MAX_IO);
         for (int64_t k = 0; k < cnt; k++, n++) {
             if (s->kind == TFC_ARG_FIXED || (s->kind == TFC_ARG_N_TYPE && s->type_attr < 0))
                 out_dtypes[n] = s->fixed;

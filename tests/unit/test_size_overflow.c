@@ -230,6 +230,22 @@ static void test_fuzzer_finds(void) {
     CHECK(bg && tfc_tensor_num_elements(bg) == 4 && tfc_tensor_get_f64(bg, 3) == 0);
     tfc_tensor_unref(bg);
     tfc_tensor_unref(e);
+    /* a list-length attr of INT64_MAX (_FusedMatMul num_args): the input count check overflowed */
+    tfc_tensor *fa = tfc_tensor_new(TFC_FLOAT, (int64_t[]){2, 2}, 2, &st);
+    REQUIRE(fa);
+    expect("num_args huge", "_FusedMatMul", (tfc_tensor *[]){fa, fa}, 2, (tfc_attr[]){TFC_ATTR_I("num_args", INT64_MAX)}, 1,
+           NULL, -1, TFC_INVALID_ARGUMENT);
+    tfc_tensor_unref(fa);
+    /* Substr (UTF8_CHAR) at pos INT64_MIN: -pos overflowed; it is out of range */
+    const char *str = "h\xc3\xa9llo";
+    tfc_tensor *sv = tfc_tensor_from_strings(&str, (size_t[]){6}, NULL, 0, &st), *pmin = tfc_scalar_i64(INT64_MIN, &st),
+               *lm1 = tfc_scalar_i64(-1, &st);
+    REQUIRE(sv && pmin && lm1);
+    expect("substr pos INT64_MIN", "Substr", (tfc_tensor *[]){sv, pmin, lm1}, 3,
+           (tfc_attr[]){TFC_ATTR_S("unit", "UTF8_CHAR")}, 1, NULL, -1, TFC_INVALID_ARGUMENT);
+    tfc_tensor_unref(lm1);
+    tfc_tensor_unref(pmin);
+    tfc_tensor_unref(sv);
 }
 
 int main(void) {

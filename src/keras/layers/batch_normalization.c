@@ -222,9 +222,10 @@ static bool moments_call(batch_norm *b, tfc_ctx *ctx, tfc_tensor *x, bool traini
             !(var = tfc_variable_read(ctx, b->moving_variance, st)))
             return false;
     }
-    tfc_tensor *g = b->gamma ? tfc_variable_read(ctx, b->gamma, st) : NULL;
-    tfc_tensor *be = b->beta ? tfc_variable_read(ctx, b->beta, st) : NULL;
-    if ((b->gamma && !g) || (b->beta && !be)) return false;
+    /* one read at a time: a successful second read would clear the status of a failed first one */
+    tfc_tensor *g = NULL, *be = NULL;
+    if (b->gamma && !(g = tfc_variable_read(ctx, b->gamma, st))) return false;
+    if (b->beta && !(be = tfc_variable_read(ctx, b->beta, st))) return false;
     if (reshape_params) {
         tfc_tensor **p[4] = {&mean, &var, &g, &be};
         for (int i = 0; i < 4; i++)

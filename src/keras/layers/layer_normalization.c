@@ -106,9 +106,10 @@ static bool ln_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     }
     /* Keras's _broadcast: gamma/beta are reshaped (not transposed) to the broadcast shape unless axis == [last] */
     bool reshape_params = !(n->n_axes == 1 && n->axes[0] == rank - 1);
-    tfc_tensor *g = n->gamma ? tfc_layer_read_var(l, ctx, n->gamma, st) : NULL;
-    tfc_tensor *b = n->beta ? tfc_layer_read_var(l, ctx, n->beta, st) : NULL;
-    if ((n->gamma && !g) || (n->beta && !b)) return false;
+    /* one read at a time: a successful second read would clear the status of a failed first one */
+    tfc_tensor *g = NULL, *b = NULL;
+    if (n->gamma && !(g = tfc_layer_read_var(l, ctx, n->gamma, st))) return false;
+    if (n->beta && !(b = tfc_layer_read_var(l, ctx, n->beta, st))) return false;
     if (reshape_params && ((g && !(g = reshape(ctx, g, bshape, rank, st))) ||
                            (b && !(b = reshape(ctx, b, bshape, rank, st)))))
         return false;

@@ -230,8 +230,11 @@ static bool substr_one(const char *s, size_t n, int64_t pos, int64_t len, bool u
             ok = utf8_forward(s, n, pos, &b0);
             b1 = b0;
             if (ok) utf8_forward(s, n, len, &b1);
+        } else if (pos < -(int64_t)n) { /* more characters back than the string has bytes (and no -INT64_MIN) */
+            ok = false;
         } else {
-            int64_t skip = -pos - len;
+            int64_t skip; /* -pos - len, where len is the caller's number (INT64_MIN, INT64_MAX) */
+            if (__builtin_sub_overflow(-pos, len, &skip)) skip = len < 0 ? INT64_MAX : 0;
             if (skip < 0) skip = 0;
             b1 = n;
             ok = utf8_back(s, skip, &b1);
