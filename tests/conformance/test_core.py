@@ -546,6 +546,19 @@ def _readme_block(lang):
     return root, m.group(1)
 
 
+def test_readme_keras_example_runs():
+    import os
+    import re
+    root, _ = _readme_block("python")
+    text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
+    block = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "from tfc import keras" in b]
+    assert block, "README.md has no ```python block using tfc.keras"
+    scope = {"__name__": "readme"}
+    exec(compile(block[0], "README.md", "exec"), scope)
+    assert scope["acc"] > 0.9 and len(scope["history"]["loss"]) == 10, (scope["acc"], scope["history"])
+    assert scope["history"]["loss"][-1] < scope["history"]["loss"][0]
+
+
 def test_readme_c_example_is_examples_eager_tape():
     import os
     import re

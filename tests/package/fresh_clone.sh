@@ -14,7 +14,7 @@ git clone -q "$repo" "$tmp/tfc"; step "git clone"
 make -C "$tmp/tfc" install PREFIX="$tmp/prefix" JOBS="$jobs" >"$tmp/install.log" 2>&1 ||
   { tail -30 "$tmp/install.log"; exit 1; }
 step "make install PREFIX=$tmp/prefix"
-mkdir "$tmp/proj" && cp "$repo"/tests/package/consumer/* "$tmp/proj/"
+mkdir "$tmp/proj" && cp "$tmp"/tfc/tests/package/consumer/* "$tmp/proj/"
 cmake -S "$tmp/proj" -B "$tmp/proj/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null && cmake --build "$tmp/proj/build" >/dev/null
 LD_LIBRARY_PATH=$tmp/prefix/lib "$tmp/proj/build/fit_line"; step "find_package(tfc) project: built and run"
 PKG_CONFIG_PATH=$tmp/prefix/lib/pkgconfig
@@ -23,5 +23,5 @@ cc "$tmp/proj/fit_line.c" -o "$tmp/proj/fit_static" $(PKG_CONFIG_PATH=$PKG_CONFI
 python3 -m venv "$tmp/venv" && "$tmp/venv/bin/python" -m pip install -q "$tmp/tfc" >"$tmp/pip.log" 2>&1 ||
   { tail -30 "$tmp/pip.log"; exit 1; }
 step "pip install (fresh venv)"
-(cd "$tmp" && env -u TFC_LIBRARY "$tmp/venv/bin/python" "$repo/tests/package/python_door.py"); step "python: import tfc, train a small model"
+(cd "$tmp" && env -u TFC_LIBRARY "$tmp/venv/bin/python" "$tmp/tfc/tests/package/python_door.py"); step "python: import tfc, train a small model"
 echo "fresh clone: OK"
