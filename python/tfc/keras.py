@@ -51,7 +51,7 @@ class FitOpts(ctypes.Structure):
                 ("validation_split", _D), ("validation_x", _P), ("validation_y", _P), ("shuffle", _I),
                 ("class_weight", ctypes.POINTER(_D)), ("n_class_weight", _I), ("sample_weight", _P),
                 ("initial_epoch", _I), ("steps_per_epoch", _I64), ("validation_steps", _I64),
-                ("validation_batch_size", _I64), ("validation_freq", _I), ("out", _P)]
+                ("validation_batch_size", _I64), ("validation_freq", _I), ("out", _P), ("report_throughput", _B)]
 
 
 class TensorBoardOpts(ctypes.Structure):
