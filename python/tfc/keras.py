@@ -58,7 +58,7 @@ class TensorBoardOpts(ctypes.Structure):
     """tfc_tensorboard_opts (include/tfc/keras/callbacks.h)."""
     _fields_ = [("log_dir", _CP), ("histogram_freq", _I), ("write_images", _B), ("write_steps_per_second", _B),
                 ("update_freq", _CP), ("update_freq_steps", _I64), ("profile_batch_start", _I64),
-                ("profile_batch_stop", _I64)]
+                ("profile_batch_stop", _I64), ("write_graph", _I)]
 
 
 class EvalOpts(ctypes.Structure):
@@ -1101,9 +1101,10 @@ class TensorBoard:
     """tf.keras.callbacks.TensorBoard (tfc_callbacks_tensorboard_new). update_freq: "epoch", "batch" or an int;
     profile_batch: an int or a (start, stop) pair."""
 
-    def __init__(self, log_dir="logs", histogram_freq=0, write_images=False, write_steps_per_second=False,
-                 update_freq="epoch", profile_batch=0):
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0):
         o = TensorBoardOpts()
+        o.write_graph = _YES if write_graph else _NO
         self._dir = str(log_dir).encode()
         o.log_dir = self._dir
         o.histogram_freq = int(histogram_freq)
