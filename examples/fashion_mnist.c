@@ -13,7 +13,7 @@
  *   model.fit(x_train, y_train, batch_size=128, epochs=epochs, validation_split=0.1,
  *             callbacks=[ReduceLROnPlateau(factor=0.2, patience=2, min_lr=1e-5),
  *                        EarlyStopping(patience=6, restore_best_weights=True),
- *                        TensorBoard("logs", histogram_freq=1)])
+ *                        TensorBoard("logs", histogram_freq=1, profile_batch=(2, 3))])
  *   model.evaluate(x_test, y_test); model.save_weights("fashion_mnist.weights.h5")
  *
  * Usage: fashion_mnist [epochs [weights.h5]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
@@ -93,10 +93,12 @@ int main(int argc, char **argv) {
                                                                           .min_lr = 1e-5),
                                       tfc_callbacks_early_stopping(.monitor = "val_loss", .patience = 6,
                                                                    .restore_best_weights = true),
-                                      /* TensorBoard logs under ./logs (per epoch: scalars and weight histograms) */
-                                      tfc_callbacks_tensorboard_new(&(tfc_tensorboard_opts){.log_dir = "logs",
-                                                                                            .histogram_freq = 1},
-                                                                    &st)}};
+                                      /* TensorBoard logs under ./logs: per epoch scalars and weight histograms,
+                                       * and a profile of training batches 2 and 3 */
+                                      tfc_callbacks_tensorboard_new(
+                                          &(tfc_tensorboard_opts){.log_dir = "logs", .histogram_freq = 1,
+                                                                  .profile_batch_start = 2, .profile_batch_stop = 3},
+                                          &st)}};
     if (!tfc_model_fit(model, x_train, d.y_train, &fit, &history, &st)) goto fail;
 
     if (tfc_model_evaluate(model, x_test, d.y_test, &(tfc_eval_opts){.batch_size = 128}, test, 2, &st) < 0) goto fail;

@@ -51,14 +51,14 @@ class FitOpts(ctypes.Structure):
                 ("validation_split", _D), ("validation_x", _P), ("validation_y", _P), ("shuffle", _I),
                 ("class_weight", ctypes.POINTER(_D)), ("n_class_weight", _I), ("sample_weight", _P),
                 ("initial_epoch", _I), ("steps_per_epoch", _I64), ("validation_steps", _I64),
-                ("validation_batch_size", _I64), ("validation_freq", _I), ("out", _P)]
+                ("validation_batch_size", _I64), ("validation_freq", _I), ("out", _P), ("report_throughput", _B)]
 
 
 class TensorBoardOpts(ctypes.Structure):
     """tfc_tensorboard_opts (include/tfc/keras/callbacks.h)."""
     _fields_ = [("log_dir", _CP), ("histogram_freq", _I), ("write_images", _B), ("write_steps_per_second", _B),
                 ("update_freq", _CP), ("update_freq_steps", _I64), ("profile_batch_start", _I64),
-                ("profile_batch_stop", _I64)]
+                ("profile_batch_stop", _I64), ("write_graph", _I)]
 
 
 class EvalOpts(ctypes.Structure):
@@ -1122,9 +1122,10 @@ class TensorBoard:
     """tf.keras.callbacks.TensorBoard (tfc_callbacks_tensorboard_new). update_freq: "epoch", "batch" or an int;
     profile_batch: an int or a (start, stop) pair."""
 
-    def __init__(self, log_dir="logs", histogram_freq=0, write_images=False, write_steps_per_second=False,
-                 update_freq="epoch", profile_batch=0):
+    def __init__(self, log_dir="logs", histogram_freq=0, write_graph=True, write_images=False,
+                 write_steps_per_second=False, update_freq="epoch", profile_batch=0):
         o = TensorBoardOpts()
+        o.write_graph = _YES if write_graph else _NO
         self._dir = str(log_dir).encode()
         o.log_dir = self._dir
         o.histogram_freq = int(histogram_freq)

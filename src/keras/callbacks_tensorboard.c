@@ -11,11 +11,12 @@
 #include "tfc/summary.h"
 
 #define TB_MAX_KEY 160
+#define TB_KERAS_VERSION "2.4.0" /* the Keras 2 dialect of tfc's configs (as saving_hdf5.c) */
 
 typedef struct {
     char *log_dir, *train_dir, *val_dir;
     int histogram_freq;
-    bool write_images, write_steps_per_second;
+    bool write_images, write_steps_per_second, write_graph;
     int64_t update_n; /* 0: "epoch" */
     int64_t profile_start, profile_stop;
     tfc_summary_writer *train, *val;
@@ -70,10 +71,33 @@ static bool scalar(tensorboard *tb, bool val, const char *prefix, const char *na
 
 static void stop_trace(tensorboard *tb);
 
+/* write_graph: tf-keras's keras_model_summary("keras", model, step=0): model.to_json() as a string scalar
+ * with plugin "graph_keras_model" (content "1"), the conceptual graph TensorBoard draws */
+static void write_model_json(tensorboard *tb, tfc_model *m, tfc_summary_writer *w) {
+    tfc_status st = {0};
+    tfc_layer *l = tfc_model_as_layer(m);
+    char *cfg = tfc_layer_get_config(l, &st);
+    if (!cfg) return; /* a model without a config (subclassed) has no conceptual graph, as in Keras */
+    const char *cls = tfc_layer_class_name(l);
+    size_t n = strlen(cfg) + strlen(cls) + 96;
+    char *json = tfc_malloc(n);
+    tfc_tensor *t = NULL;
+    if (json) {
+        snprintf(json, n, "{\"class_name\": \"%s\", \"config\": %s, \"keras_version\": \"%s\", \"backend\": "
+                 "\"tensorflow\"}", cls, cfg, TB_KERAS_VERSION);
+        t = tfc_tensor_from_strings((const char *const[]){json}, NULL, NULL, 0, &st);
+    }
+    if (t && !tfc_summary_write_tensor(w, "keras", t, 0, "graph_keras_model", "1", 1, NULL, &st)) tb_error(tb, &st);
+    tfc_tensor_unref(t);
+    tfc_free(json);
+    tfc_free(cfg);
+}
+
 static bool tb_train_begin(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st) {
     tensorboard *tb = tfc_callback_user(cb);
     tb->global_batch = 0;
     tfc_summary_writer *w = writer(tb, false);
+    if (w && tb->write_graph) write_model_json(tb, m, w);
     if (tb->update_n > 0 && w) { /* the train writer as default for the user's batch-level summaries */
         tb->prev_writer = tfc_summary_set_default_writer(w);
         tb->prev_step = tfc_summary_get_step();
@@ -304,6 +328,7 @@ tfc_callback *tfc_callbacks_tensorboard_new(const tfc_tensorboard_opts *o, tfc_s
     }
     tb->histogram_freq = o->histogram_freq;
     tb->write_images = o->write_images;
+    tb->write_graph = TFC_FLAG(o->write_graph, true);
     tb->write_steps_per_second = o->write_steps_per_second;
     tb->update_n = n;
     tb->profile_start = o->profile_batch_start;

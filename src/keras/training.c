@@ -834,6 +834,21 @@ static tfc_tensor *class_weights(const data *d, const double *cw, int n_cw, tfc_
     return w;
 }
 
+/* ---- report_throughput: steps/s and the share of the epoch spent waiting for batches ------------------- */
+
+typedef struct {
+    uint64_t t0, wait_ns; /* t0 0: not measuring */
+    int64_t steps;
+} throughput;
+
+static void report_throughput(FILE *out, int epoch, const throughput *tp) {
+    double secs = (double)(tfc_trace_now() - tp->t0) / 1e9;
+    fprintf(out, "Epoch %d: %.1f steps/s, input pipeline wait %.1f%% of the epoch (%.3f ms of %.3f ms)\n", epoch + 1,
+            secs > 0 ? (double)tp->steps / secs : 0.0, secs > 0 ? 100.0 * (double)tp->wait_ns / 1e9 / secs : 0.0,
+            (double)tp->wait_ns / 1e6, secs * 1e3);
+    fflush(out);
+}
+
 /* ---- evaluate (also fit's validation) ------------------------------------------------------------------- */
 
 static bool run_test(tfc_model_impl *impl, const data *d, int64_t batch_size, int64_t steps, tfc_callback *const *cbs,
@@ -1116,6 +1131,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
      * batches ahead may reach into the next pass while this one's batches are taken */
     int64_t *perms[2] = {perm, NULL}, perm_pass[2] = {-1, -1};
     tfc_logs epoch_logs = {0};
+    throughput tp = {0};
     /* the arrays a batch takes rows of, in make_batch's order: x..., y..., sample weights */
     tfc_tensor *srcs[2 * TFC_KERAS_MAX_IO + 1];
     int n_src = 0;
@@ -1140,6 +1156,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
         seed_epoch(ctx, fs.seed_base, epoch);
         tfc_model_reset_metrics(m);
         if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_EPOCH_BEGIN, m, epoch, NULL, st))) break;
+        tp = (throughput){.t0 = o.report_throughput ? tfc_trace_now() : 0};
         for (int64_t step = 0; step < steps && ok; step++) {
             if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_BEGIN, m, step, NULL, st))) break;
             /* batches form one stream over data passes (steps_per_epoch may span passes, as Keras) */
@@ -1154,7 +1171,8 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 pp = perms[w];
             }
             int64_t start = b * bs, len = train.n - start < bs ? train.n - start : bs;
-            uint64_t trace_t0 = tfc_trace_level ? tfc_trace_now() : 0; /* the profiler's step events */
+            /* the profiler's step events, and the input wait of report_throughput */
+            uint64_t trace_t0 = tfc_trace_level || o.report_throughput ? tfc_trace_now() : 0, wait_t1 = 0;
             if (!(ok = tfc_scope_begin(ctx, st))) break;
             tfc_tensor *bx[TFC_KERAS_MAX_IO], *by[TFC_KERAS_MAX_IO], *bsw = NULL;
             tfc_tensor *pre[2 * TFC_KERAS_MAX_IO + 1] = {0};
@@ -1167,6 +1185,11 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
             } else {
                 queued_to = pos; /* a miss empties the queue */
                 ok = got == 0 && make_batch(ctx, &train, pp, start, len, bx, by, &bsw, st);
+            }
+            if (trace_t0) {
+                wait_t1 = tfc_trace_now();
+                tp.wait_ns += wait_t1 - trace_t0;
+                tfc_trace_record(1, "data", "Iterator::GetNext", NULL, trace_t0, wait_t1, -1);
             }
             /* the batches ahead (the next positions of the stream, up to the next pass), gathered while the
              * steps run; the thread is woken when half the queue waits (training_prefetch.h) */
@@ -1185,7 +1208,6 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 if (!tfc_fit_prefetch_post(pf, np, nstart, train.n - nstart < bs ? train.n - nstart : bs)) break;
                 queued_to = npos;
             }
-            if (trace_t0) tfc_trace_record(1, "data", "Iterator::GetNext", NULL, trace_t0, tfc_trace_now(), -1);
             ok = ok && (impl->strategy ? dist_train_step(impl, bx, n_x, by, bsw, st) : train_step(impl, bx, n_x, by, bsw, st));
             if (trace_t0) tfc_trace_record(1, "step", "train", NULL, trace_t0, tfc_trace_now(), step);
             tfc_scope_end(ctx);
@@ -1193,10 +1215,12 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
             if (!ok) break;
             tfc_logs bl = {0};
             current_logs(impl, &bl, NULL);
+            tp.steps++;
             if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_END, m, step, &bl, st))) break;
             if (m->stop_training) break;
         }
         if (!ok) break;
+        if (tp.t0) report_throughput(fs.out, epoch, &tp);
         epoch_logs = (tfc_logs){0};
         current_logs(impl, &epoch_logs, NULL);
         if (has_val && (epoch + 1) % freq == 0) {

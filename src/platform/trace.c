@@ -71,6 +71,13 @@ static tbuf *my_buffer(void) {
     return mine;
 }
 
+/* strlcpy (NULL: empty) */
+static void copy_str(char *dst, size_t size, const char *src) {
+    size_t n = src ? strnlen(src, size - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = 0;
+}
+
 void tfc_trace_record(int min_level, const char *category, const char *name, const char *detail, uint64_t start_ns,
                       uint64_t end_ns, int64_t step) {
     if (__atomic_load_n(&tfc_trace_level, __ATOMIC_RELAXED) < min_level) return;
@@ -89,8 +96,8 @@ void tfc_trace_record(int min_level, const char *category, const char *name, con
         b->tail = c = nc;
     }
     tfc_trace_event *e = &c->ev[c->n];
-    snprintf(e->name, sizeof e->name, "%s", name ? name : "");
-    snprintf(e->detail, sizeof e->detail, "%s", detail ? detail : "");
+    copy_str(e->name, sizeof e->name, name);
+    copy_str(e->detail, sizeof e->detail, detail);
     e->category = category;
     e->start_ns = start_ns;
     e->end_ns = end_ns;

@@ -180,7 +180,7 @@ static void sb_json_str(sbuf *b, const char *s) {
 static bool write_json(const char *path, const recs *rs, tfc_status *st) {
     sbuf b = {0};
     long pid = (long)getpid();
-    sb_printf(&b, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    sb_printf(&b, "{\"traceEvents\":[\n");
     sb_printf(&b, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%ld,\"tid\":0,\"args\":{\"name\":\"/host:CPU\"}}", pid);
     for (size_t i = 0; i < rs->n; i++) {
         const rec *r = &rs->r[i];

@@ -3,7 +3,7 @@ write for the same data, both loaded with TensorBoard's own reader (event_accumu
 plugin names and values (bit-exact for scalars and histograms of the same data; within float tolerance where
 the values come from training)."""
 import glob
-import io
+import json
 import os
 import re
 import socket
@@ -129,6 +129,11 @@ def compare_runs(got_dir, want_dir, rtol):
                     assert np.abs(g[:, 2] - e[:, 2]).sum() <= 2, (tag, g[:, 2], e[:, 2])  # a value on an edge
                 elif tag.endswith("/image"):
                     assert list(g[:2]) == list(e[:2]), tag
+                elif tag == "keras":  # the model's JSON: the same model, layer by layer
+                    gj, ej = json.loads(g.item()), json.loads(e.item())
+                    assert gj["class_name"] == ej["class_name"]
+                    assert [(x["class_name"], x["config"]["name"]) for x in gj["config"]["layers"]] == \
+                        [(x["class_name"], x["config"]["name"]) for x in ej["config"]["layers"]]
                 else:
                     np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-6, err_msg="%s %s" % (run, tag))
 
@@ -150,8 +155,7 @@ def test_tensorboard_callback_matches_tf_keras(tmp_path, rng, schedule):
     vy = np.eye(3, dtype=np.float32)[rng.integers(0, 3, size=12)]
     ref, mine = str(tmp_path / "tf"), str(tmp_path / "tfc")
     tm.fit(x, y, batch_size=8, epochs=3, shuffle=False, validation_data=(vx, vy), verbose=0,
-           callbacks=[tf_keras.callbacks.TensorBoard(ref, histogram_freq=1, write_graph=False, write_images=True,
-                                                     profile_batch=0)])
+           callbacks=[tf_keras.callbacks.TensorBoard(ref, histogram_freq=1, write_images=True, profile_batch=0)])
     mm.fit(x, y, batch_size=8, epochs=3, shuffle=False, validation_data=(vx, vy),
            callbacks=[K.TensorBoard(mine, histogram_freq=1, write_images=True)])
     compare_runs(mine, ref, rtol=1e-4)

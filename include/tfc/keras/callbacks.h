@@ -136,7 +136,10 @@ TFC_API tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir);
  * (which writes no batch-level summaries itself).
  * profile_batch_start/stop (0, 0: off; start == stop profiles one batch): the global training batches
  * (1-based) to profile with the profiler (include/tfc/profiler.h), written under log_dir/plugins/profile.
- * write_graph is not available (no GraphDef of the train function yet).
+ * write_graph (default yes): at train begin, to train/ at step 0, tag "keras": the model's JSON (Keras's
+ * to_json: class_name, config, keras_version, backend) as a string scalar with plugin "graph_keras_model", the
+ * conceptual graph TensorBoard draws (models without a config, subclassed ones, write none). The train
+ * function's op graph (Event.graph_def) is not written: tfc has no GraphDef of it yet.
  * An unwritable log_dir or a failing write (a full disk) is logged once as an ERROR (tfc_log) naming the file
  * and the callback stops writing; training goes on. Errors: INVALID_ARGUMENT for a bad update_freq or
  * profile_batch. */
@@ -147,6 +150,7 @@ typedef struct {
     const char *update_freq;   /* "epoch" (NULL) or "batch" */
     int64_t update_freq_steps; /* > 0: update_freq as an integer */
     int64_t profile_batch_start, profile_batch_stop;
+    tfc_flag write_graph; /* default yes */
 } tfc_tensorboard_opts;
 TFC_API tfc_callback *tfc_callbacks_tensorboard_new(const tfc_tensorboard_opts *o, tfc_status *st);
 
