@@ -102,11 +102,12 @@ check-sizes:
 test: check-sizes ctest ctest-asan ctest-fuzz conformance
 
 # The main example, examples/fashion_mnist.c (Keras's convnet on Fashion-MNIST); only it and libtfc are built.
-# DEMO_EPOCHS=n overrides its 15 epochs. The last line printed is test_accuracy=0.XXXX.
+# DEMO_EPOCHS=n overrides its 15 epochs; DEMO_PRECISION=mixed_bfloat16 (or mixed_float16) trains under that
+# Keras mixed precision policy. The last line printed is test_accuracy=0.XXXX.
 demo: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
 	cmake --build $(REL) -j $(JOBS) --target fashion_mnist
-	cd $(REL) && ./examples/fashion_mnist $(DEMO_EPOCHS)
+	cd $(REL) && DEMO_PRECISION=$(DEMO_PRECISION) ./examples/fashion_mnist $(DEMO_EPOCHS)
 
 # The peers go into the same virtual environment (PyPI's torch wheel is the large CUDA build; it runs on the CPU).
 # Only the library is built: the benchmark needs nothing else.

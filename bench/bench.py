@@ -41,6 +41,7 @@ TARGETS = [
     (r"gemm_bf16_", "tfc_f32", 1.7),
     (r"conv2d_", "tensorflow", 1.2), (r"conv2d_", "torch", 1.2),
     (r"train_cnn$", "tensorflow", 2.0), (r"train_cnn$", "torch", 1.3),
+    (r"train_cnn_mixed_bfloat16$", "tfc_f32", 1.5), (r"train_cnn_mixed_bfloat16$", "tensorflow", 2.5),
     (r"train_mlp$", "tensorflow", 3.0),
     (r"infer_cnn_b256$", "onnxruntime", 1.0), (r"infer_cnn_b1$", "onnxruntime", 1.0),
     (r"eager_dispatch$", "tensorflow", 10.0),
@@ -68,6 +69,8 @@ def workloads():
     out += [
         ("train_mlp", "rate", ["tensorflow", "torch"]),
         ("train_cnn", "rate", ["tensorflow", "torch"]),
+        ("train_cnn_mixed_bfloat16", "rate", ["tfc_f32", "tensorflow"]),
+        ("train_cnn_mixed_float16", "rate", ["tfc_f32", "tensorflow"]),
         ("infer_cnn_b1", "time", ["tensorflow", "torch", "onnxruntime"]),
         ("infer_cnn_b256", "rate", ["tensorflow", "torch", "onnxruntime"]),
         ("eager_dispatch", "rate", ["tensorflow", "torch"]),
@@ -77,7 +80,8 @@ def workloads():
     return out
 
 
-UNITS = {"train_mlp": "images/s", "train_cnn": "images/s", "infer_cnn_b256": "images/s",
+UNITS = {"train_mlp": "images/s", "train_cnn": "images/s", "train_cnn_mixed_bfloat16": "images/s",
+         "train_cnn_mixed_float16": "images/s", "infer_cnn_b256": "images/s",
          "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB",
          "peak_mem_data_pipeline": "MB"}
 

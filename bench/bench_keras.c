@@ -1,4 +1,5 @@
-/* Keras workloads on Fashion-MNIST: training throughput with fit (train_mlp, train_cnn), inference of the demo
+/* Keras workloads on Fashion-MNIST: training throughput with fit (train_mlp, train_cnn, and train_cnn_mixed_bfloat16
+ * / _float16: the CNN under that Keras mixed precision policy, its last Dense in float32), inference of the demo
  * CNN (infer_cnn_b1, infer_cnn_b256), and the CNN training run whose peak memory peak-mem mode measures.
  *
  *   MLP: Flatten(28x28) -> Dense(128, relu) -> Dense(10, softmax)
@@ -16,6 +17,7 @@
 #include "tfc/keras.h"
 
 #pragma weak tfc_sequential
+#pragma weak tfc_mixed_precision_set_global_policy
 #pragma weak tfc_model_compile
 #pragma weak tfc_model_fit
 #pragma weak tfc_model_call
@@ -78,8 +80,14 @@ static void fmnist_free(fmnist *f) {
     f->x = f->y = NULL;
 }
 
-static tfc_model *build_model(tfc_ctx *ctx, bool cnn, tfc_status *st) {
+/* policy: a Keras mixed precision policy the model is built under (the last Dense in float32, as Keras
+ * recommends), or NULL. */
+static tfc_model *build_model_policy(tfc_ctx *ctx, bool cnn, const char *policy, tfc_status *st) {
     tfc_model *m;
+    if (policy && (!tfc_mixed_precision_set_global_policy || !tfc_mixed_precision_set_global_policy(policy, st)))
+        return policy && !tfc_mixed_precision_set_global_policy
+                   ? (tfc_status_set(st, TFC_UNIMPLEMENTED, "not in libtfc: tfc_mixed_precision_set_global_policy"), NULL)
+                   : NULL;
     if (cnn) {
         tfc_layer *layers[] = {
             tfc_layers_conv2d(.filters = 32, .kernel_size = {3, 3}, .activation = "relu", .input_shape = {28, 28, 1}),
@@ -88,7 +96,7 @@ static tfc_model *build_model(tfc_ctx *ctx, bool cnn, tfc_status *st) {
             tfc_layers_max_pooling2d(.pool_size = {2, 2}),
             tfc_layers_flatten(.name = NULL),
             tfc_layers_dropout(.rate = 0.5),
-            tfc_layers_dense(.units = 10, .activation = "softmax"),
+            tfc_layers_dense(.units = 10, .activation = "softmax", .dtype_policy = policy ? "float32" : NULL),
             NULL};
         m = tfc_sequential(ctx, layers);
     } else {
@@ -97,6 +105,7 @@ static tfc_model *build_model(tfc_ctx *ctx, bool cnn, tfc_status *st) {
                                tfc_layers_dense(.units = 10, .activation = "softmax"), NULL};
         m = tfc_sequential(ctx, layers);
     }
+    if (policy) tfc_mixed_precision_set_global_policy(NULL, st); /* the layers have theirs */
     if (!m) return tfc_status_oom(st, "model", 0), NULL;
     if (!tfc_compile(m, st, .optimizer_name = "adam", .loss_name = "sparse_categorical_crossentropy")) {
         tfc_model_free(m);
@@ -104,6 +113,8 @@ static tfc_model *build_model(tfc_ctx *ctx, bool cnn, tfc_status *st) {
     }
     return m;
 }
+
+static tfc_model *build_model(tfc_ctx *ctx, bool cnn, tfc_status *st) { return build_model_policy(ctx, cnn, NULL, st); }
 
 /* The CNN's weights written by bench.py: raw float32 in Keras's get_weights() order. */
 static bool load_cnn_weights(tfc_model *m, const char *path, tfc_status *st) {
@@ -186,13 +197,13 @@ static void train_free(bench_case *bc) {
     tfc_free(t);
 }
 
-static bench_case *train_prep(tfc_ctx *ctx, const bench_cfg *cfg, bool cnn, tfc_status *st) {
+static bench_case *train_prep(tfc_ctx *ctx, const bench_cfg *cfg, bool cnn, const char *policy, tfc_status *st) {
     if (!keras_available(st)) return NULL;
     int64_t steps = cnn ? cfg->train_steps : cfg->mlp_steps;
     train_case *t = tfc_calloc(1, sizeof *t);
     if (!t) return tfc_status_oom(st, "train", sizeof *t), NULL;
     *t = (train_case){.base = {train_run, train_free, (double)(steps * BATCH), NAN}, .ctx = ctx};
-    if (!fmnist_load(cfg, false, steps * BATCH, &t->data, st) || !(t->m = build_model(ctx, cnn, st))) {
+    if (!fmnist_load(cfg, false, steps * BATCH, &t->data, st) || !(t->m = build_model_policy(ctx, cnn, policy, st))) {
         train_free(&t->base);
         return NULL;
     }
@@ -258,11 +269,15 @@ static bench_case *infer_prep(tfc_ctx *ctx, const bench_cfg *cfg, int64_t batch,
 bench_case *bench_prep_keras(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                              tfc_status *st) {
     bool known = !strcmp(workload, "train_mlp") || !strcmp(workload, "train_cnn") ||
-                 !strcmp(workload, "infer_cnn_b1") || !strcmp(workload, "infer_cnn_b256");
+                 !strcmp(workload, "infer_cnn_b1") || !strcmp(workload, "infer_cnn_b256") ||
+                 !strncmp(workload, "train_cnn_mixed_", 16);
     if (!known) return NULL;
+    /* train_cnn_mixed_<dtype>: impl tfc trains under the mixed_<dtype> policy, its peer tfc_f32 in float32 */
+    if (!strncmp(workload, "train_cnn_mixed_", 16) && !strcmp(impl, "tfc_f32")) return train_prep(ctx, cfg, true, NULL, st);
     if (strcmp(impl, "tfc")) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: unknown impl '%s'", workload, impl), NULL;
-    if (!strcmp(workload, "train_mlp")) return train_prep(ctx, cfg, false, st);
-    if (!strcmp(workload, "train_cnn")) return train_prep(ctx, cfg, true, st);
+    if (!strncmp(workload, "train_cnn_mixed_", 16)) return train_prep(ctx, cfg, true, workload + 10, st);
+    if (!strcmp(workload, "train_mlp")) return train_prep(ctx, cfg, false, NULL, st);
+    if (!strcmp(workload, "train_cnn")) return train_prep(ctx, cfg, true, NULL, st);
     return infer_prep(ctx, cfg, !strcmp(workload, "infer_cnn_b1") ? 1 : 256, st);
 }
 

@@ -51,17 +51,21 @@ class TensorFlowPeer:
         tf.random.set_seed(1)
         self.tf, self.keras, self.args = tf, keras, args
 
-    def model(self, cnn):
+    def model(self, cnn, policy=None):
         L = self.keras.layers
+        if policy:  # Keras's mixed precision recipe: the policy for the model, the last layer in float32
+            self.keras.mixed_precision.set_global_policy(policy)
         if cnn:
             layers = [L.Conv2D(32, 3, activation="relu", input_shape=(28, 28, 1)), L.MaxPooling2D(2),
                       L.Conv2D(64, 3, activation="relu"), L.MaxPooling2D(2), L.Flatten(), L.Dropout(0.5),
-                      L.Dense(10, activation="softmax")]
+                      L.Dense(10, activation="softmax", dtype="float32" if policy else None)]
         else:
             layers = [L.Flatten(input_shape=(28, 28, 1)), L.Dense(128, activation="relu"),
                       L.Dense(10, activation="softmax")]
         m = self.keras.Sequential(layers)
         m.compile(optimizer="adam", loss="sparse_categorical_crossentropy")
+        if policy:
+            self.keras.mixed_precision.set_global_policy("float32")
         return m
 
     def prep(self, workload):
@@ -88,10 +92,11 @@ class TensorFlowPeer:
                 for _ in range(iters):
                     op()
             return Case(run)
-        if workload in ("train_mlp", "train_cnn"):
-            steps = args.train_steps if workload == "train_cnn" else args.mlp_steps
+        if workload in ("train_mlp", "train_cnn") or workload.startswith("train_cnn_mixed_"):
+            steps = args.mlp_steps if workload == "train_mlp" else args.train_steps
             x, y = bc.load_fashion_mnist(args.data_dir, count=steps * BATCH)
-            m = self.model(workload == "train_cnn")
+            policy = workload[len("train_cnn_"):] if workload.startswith("train_cnn_mixed_") else None
+            m = self.model(workload != "train_mlp", policy)
             keras = self.keras
 
             class EpochTimer(keras.callbacks.Callback):

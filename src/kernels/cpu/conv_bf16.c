@@ -77,17 +77,6 @@ static bool pointwise(const tfc_conv_geom *g) {
            !g->pad_bottom && !g->pad_right && g->out_h == g->in_h && g->out_w == g->in_w;
 }
 
-/* Output rows per im2col tile: about TFC_CONV_TILE_ELEMS col elements, at least TFC_CONV_TILE_MIN_M pixels. */
-static int64_t tile_rows(const tfc_conv_geom *g) {
-    const int64_t K = g->k_h * g->k_w * g->in_c, row = g->out_w * K > 0 ? g->out_w * K : 1, rows = g->batch * g->out_h;
-    int64_t tr = TFC_CONV_TILE_ELEMS / row;
-    const int64_t min_rows = (TFC_CONV_TILE_MIN_M + g->out_w - 1) / (g->out_w > 0 ? g->out_w : 1);
-    if (tr < min_rows) tr = min_rows;
-    if (tr > TFC_CONV_TILE_MAX_ELEMS / row) tr = TFC_CONV_TILE_MAX_ELEMS / row;
-    if (tr < 1) tr = 1;
-    return tr < rows ? tr : rows;
-}
-
 static void *scratch(size_t bytes, tfc_status *st) {
     void *p = tfc_aligned_alloc(bytes ? bytes : 1);
     if (!p) tfc_status_oom(st, "Conv2D bfloat16 scratch", bytes);
@@ -113,7 +102,7 @@ bool tfc_conv2d_fwd_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, const uin
     const int64_t OW = g->out_w, Cout = g->out_c, K = g->k_h * g->k_w * g->in_c, rows = g->batch * g->out_h;
     if (rows * OW == 0 || Cout == 0) return true;
     const bool pw = pointwise(g);
-    const int64_t tr = pw ? rows : tile_rows(g);
+    const int64_t tr = pw ? rows : tfc_conv_tile_rows(g);
     uint16_t *col = pw ? NULL : scratch((size_t)(tr * OW * K) * 2, st);
     float *yt = scratch((size_t)(tr * OW * Cout) * sizeof(float), st);
     bool ok = yt && (pw || col);
@@ -139,7 +128,7 @@ bool tfc_conv2d_bwd_input_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, con
     const int64_t K = g->k_h * g->k_w * C, rows = N * OH, nx = N * g->in_h * g->in_w * C;
     if (nx == 0) return true;
     const bool pw = pointwise(g);
-    const int64_t tr = tile_rows(g);
+    const int64_t tr = tfc_conv_tile_rows(g);
     float *acc = scratch((size_t)nx * sizeof(float), st);
     float *dcol = pw || !acc ? NULL : scratch((size_t)(tr * OW * K) * sizeof(float), st);
     if (!acc || (!pw && !dcol)) {
@@ -169,7 +158,7 @@ bool tfc_conv2d_bwd_filter_bf16(tfc_threadpool *pool, const tfc_conv_geom *g, co
     const int64_t OW = g->out_w, Cout = g->out_c, K = g->k_h * g->k_w * g->in_c, rows = g->batch * g->out_h;
     if (K * Cout == 0) return true;
     const bool pw = pointwise(g);
-    const int64_t tr = pw ? (rows > 0 ? rows : 1) : tile_rows(g);
+    const int64_t tr = pw ? (rows > 0 ? rows : 1) : tfc_conv_tile_rows(g);
     float *acc = scratch((size_t)(K * Cout) * sizeof(float), st);
     uint16_t *col = pw || !acc ? NULL : scratch((size_t)(tr * OW * K) * 2, st);
     if (!acc || (!pw && !col)) {

@@ -139,15 +139,9 @@ static bool FN(is_full)(const tfc_conv_geom *g) { /* filter covers the unpadded 
            !g->pad_top && !g->pad_left && !g->pad_bottom && !g->pad_right;
 }
 
-/* Rows of output per tile, and the scratch buffer for it. */
+/* Rows of output per tile (tfc_conv_tile_rows), and the scratch buffer for it. */
 static T *FN(tile_alloc)(const tfc_conv_geom *g, int64_t *tile_rows, tfc_status *st) {
-    const int64_t K = g->k_h * g->k_w * g->in_c, row = g->out_w * K, rows = g->batch * g->out_h;
-    int64_t tr = TFC_CONV_TILE_ELEMS / (row > 0 ? row : 1);
-    const int64_t min_rows = (TFC_CONV_TILE_MIN_M + g->out_w - 1) / (g->out_w > 0 ? g->out_w : 1);
-    if (tr < min_rows) tr = min_rows;
-    if (tr > TFC_CONV_TILE_MAX_ELEMS / (row > 0 ? row : 1)) tr = TFC_CONV_TILE_MAX_ELEMS / (row > 0 ? row : 1);
-    if (tr < 1) tr = 1;
-    if (tr > rows) tr = rows;
+    const int64_t tr = tfc_conv_tile_rows(g), row = g->out_w * g->k_h * g->k_w * g->in_c;
     *tile_rows = tr;
     size_t bytes = (size_t)(tr * row) * sizeof(T);
     T *p = tfc_aligned_alloc(bytes);

@@ -17,6 +17,8 @@
 #define TFC_CONV_TILE_ELEMS ((int64_t)1 << 20)
 #define TFC_CONV_TILE_MIN_M 256
 #define TFC_CONV_TILE_MAX_ELEMS ((int64_t)1 << 23)
+/* Output rows (n, oh) per im2col tile of g by the rules above, at most all of them. */
+int64_t tfc_conv_tile_rows(const tfc_conv_geom *g);
 
 /* The environment's switches for comparisons, read once: TFC_CONV_IM2COL=1 (im2col + GEMM for every
  * convolution, the Winograd and implicit-GEMM paths off; conv_gemm.c) and TFC_CONV_WINOGRAD=0 (no Winograd

@@ -8,6 +8,16 @@ tfc_dtype tfc_conv_compute_dtype(tfc_dtype dt) {
     return dt == TFC_FLOAT || dt == TFC_HALF || dt == TFC_BFLOAT16 ? TFC_FLOAT : TFC_DOUBLE;
 }
 
+int64_t tfc_conv_tile_rows(const tfc_conv_geom *g) {
+    const int64_t K = g->k_h * g->k_w * g->in_c, row = g->out_w * K > 0 ? g->out_w * K : 1, rows = g->batch * g->out_h;
+    int64_t tr = TFC_CONV_TILE_ELEMS / row;
+    const int64_t min_rows = (TFC_CONV_TILE_MIN_M + g->out_w - 1) / (g->out_w > 0 ? g->out_w : 1);
+    if (tr < min_rows) tr = min_rows;
+    if (tr > TFC_CONV_TILE_MAX_ELEMS / row) tr = TFC_CONV_TILE_MAX_ELEMS / row;
+    if (tr < 1) tr = 1;
+    return tr < rows ? tr : rows;
+}
+
 /* ---- transpose [n, a, b] -> [n, b, a] in 32x32 tiles ---- */
 typedef struct {
     const char *src;

@@ -160,12 +160,21 @@ static void to_f32(bool half, const uint16_t *src, float *dst, int64_t n) {
 
 static void from_f32(bool half, const float *src, uint16_t *dst, int64_t n) {
     int64_t i = 0;
-    if (half)
+    if (half) {
         for (; i + 16 <= n; i += 16)
             _mm256_storeu_si256((void *)(dst + i), _mm512_cvtps_ph(_mm512_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT));
-    else
-        for (; i < n; i++) dst[i] = tfc_math_f2bf(src[i]);
-    for (; i < n; i++) dst[i] = tfc_math_f2h(src[i]);
+    } else { /* (x + 0x7fff + lsb) >> 16; NaN: 0x7fc0 */
+        const __m512i one = _mm512_set1_epi32(1), half_ulp = _mm512_set1_epi32(0x7fff), qnan = _mm512_set1_epi32(0x7fc0);
+        for (; i + 16 <= n; i += 16) {
+            const __m512 xf = _mm512_loadu_ps(src + i);
+            const __m512i x = _mm512_castps_si512(xf);
+            const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(x, 16), one);
+            __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, half_ulp), lsb), 16);
+            r = _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(xf, xf, _CMP_UNORD_Q), qnan);
+            _mm256_storeu_si256((void *)(dst + i), _mm512_cvtepi32_epi16(r));
+        }
+    }
+    for (; i < n; i++) dst[i] = half ? tfc_math_f2h(src[i]) : tfc_math_f2bf(src[i]);
 }
 
 const tfc_bgemm_kernels tfc_bgemm_avx512bf16 = {pack_a, pack_b, tile, to_f32, from_f32};

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/kernels.h"
 
 /* Independent accumulators of the scalar (float64) lane reductions. */
@@ -42,28 +43,14 @@ const tfc_nn_simd *tfc_nn_simd_get(void);
 extern const tfc_nn_simd tfc_nn_simd_base;
 extern const tfc_nn_simd tfc_nn_simd_avx2; /* name NULL where not built */
 
-/* half / bfloat16 <-> float32 for n elements (kernels widen these dtypes and run their float32 path). */
+/* half / bfloat16 <-> float32 for n elements (kernels widen these dtypes and run their float32 path), through
+ * F16C / AVX-512 where the CPU has them (gemm_bf16.h). */
 static inline void nn_widen(tfc_dtype dt, const void *src, float *dst, int64_t n) {
-    if (dt == TFC_BFLOAT16) {
-        const uint16_t *s = src;
-        for (int64_t i = 0; i < n; i++) {
-            union { uint32_t u; float f; } v = {.u = (uint32_t)s[i] << 16};
-            dst[i] = v.f;
-        }
-    } else {
-        const tfc_half *s = src;
-        for (int64_t i = 0; i < n; i++) dst[i] = tfc_half_to_float(s[i]);
-    }
+    tfc_lowp_to_f32(dt == TFC_HALF, src, dst, n);
 }
 
 static inline void nn_narrow(tfc_dtype dt, const float *src, void *dst, int64_t n) {
-    if (dt == TFC_BFLOAT16) {
-        tfc_bfloat16 *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = tfc_bfloat16_from_float(src[i]);
-    } else {
-        tfc_half *d = dst;
-        for (int64_t i = 0; i < n; i++) d[i] = tfc_half_from_float(src[i]);
-    }
+    tfc_lowp_from_f32(dt == TFC_HALF, src, dst, n);
 }
 
 static inline bool nn_is_half(tfc_dtype dt) { return dt == TFC_HALF || dt == TFC_BFLOAT16; }
