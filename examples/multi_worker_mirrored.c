@@ -93,20 +93,13 @@ int main(int argc, char **argv) {
     else printf("Saved weights to %s\n", path);
     printf("worker %d done: test_accuracy=%.4f\n", worker, test[1]);
 
-    tfc_model_free(model);
-    tfc_tensor_unref(x_train);
-    tfc_tensor_unref(x_test);
-    tfc_datasets_free(&d);
-    tfc_strategy_free(strategy);
-    tfc_ctx_free(ctx);
-    return 0;
 fail:
-    fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
+    if (st.code != TFC_OK) fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
     tfc_model_free(model);
     tfc_tensor_unref(x_train);
     tfc_tensor_unref(x_test);
     tfc_datasets_free(&d);
     tfc_strategy_free(strategy);
     tfc_ctx_free(ctx);
-    return 1;
+    return st.code == TFC_OK ? 0 : 1;
 }
