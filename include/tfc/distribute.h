@@ -61,7 +61,7 @@ typedef struct tfc_cluster {
     int task_id;
     char rpc_layer[16];                     /* "grpc" unless given */
     bool is_chief;                          /* chief task, or worker 0 without a chief job, or local mode */
-    int num_workers;                        /* len(chief) + len(worker); 1 in local mode */
+    int num_workers;                        /* len(chief) + len(worker); an evaluator's own group: 1; local: 1 */
     int worker_id;                          /* chief 0, worker i -> i + (1 if a chief exists) */
 } tfc_cluster;
 /* Parses a TF_CONFIG value (json NULL: the TF_CONFIG environment variable; unset = local mode) and validates it
