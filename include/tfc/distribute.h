@@ -105,6 +105,9 @@ TFC_API bool tfc_collective_local_group(int n, double timeout_seconds, tfc_colle
  * when MPI reports another error at start. */
 TFC_API tfc_collective *tfc_collective_mpi_new(const tfc_cluster *cluster, double timeout_seconds, tfc_status *st);
 TFC_API void tfc_collective_free(tfc_collective *c); /* NULL-safe */
+/* The collectives this member has run and the wall time spent in them (waiting for slower peers included), for
+ * measuring the share of a training step spent communicating. */
+TFC_API void tfc_collective_stats(const tfc_collective *c, int64_t *calls, double *seconds);
 
 /* ---- strategies ----------------------------------------------------------------------------------------- */
 typedef struct tfc_strategy tfc_strategy;

@@ -950,6 +950,7 @@ bool tfc_model_dist_sync(tfc_model *m, tfc_status *st) {
     if (!v) return tfc_status_oom(st, "fit", 0);
     tfc_layer_weights(&m->base, v, n);
     bool ok = tfc_strategy_broadcast_variables(TFC_IMPL(m)->strategy, v, n, st);
+    if (ok) TFC_IMPL(m)->dist_synced = n;
     tfc_free(v);
     return ok;
 }
@@ -1289,6 +1290,8 @@ static int on_batch(tfc_model *m, tfc_tensor *x, tfc_tensor *y, tfc_tensor *sw, 
         !tfc_model_prepare_inputs(m, &x, 1, st))
         return -1;
     tfc_model_impl *impl = TFC_IMPL(m);
+    /* weights created since the last broadcast (a model built by this batch, as fit on a dataset builds it) */
+    if (impl->strategy && tfc_layer_weights(&m->base, NULL, 0) != impl->dist_synced && !tfc_model_dist_sync(m, st)) return -1;
     if (!tfc_scope_begin(m->ctx, st)) return -1;
     bool ok = impl->strategy ? (train ? dist_train_step(impl, &x, 1, &y, sw, st) : dist_test_step(impl, &x, 1, &y, sw, st))
                              : (train ? train_step(impl, &x, 1, &y, sw, st) : test_step(impl, &x, 1, &y, sw, st));
