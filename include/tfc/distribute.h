@@ -113,8 +113,10 @@ TFC_API void tfc_collective_stats(const tfc_collective *c, int64_t *calls, doubl
 typedef struct tfc_strategy tfc_strategy;
 typedef struct tfc_replica_ctx tfc_replica_ctx;
 
-/* tf.distribute.MirroredStrategy with num_replicas CPU replicas in this process (0 = 1). Each replica runs in
- * its own thread with its own eager context (intra_op_threads threads each; 0 = 1). */
+/* tf.distribute.MirroredStrategy with num_replicas CPU replicas in this process (0 = 1). In strategy.run each
+ * replica runs in its own thread with its own eager context (intra_op_threads threads each; 0 = 1). Keras fit
+ * and evaluate under it run the local replicas' pieces of a batch one after another on the calling thread (the
+ * same results; the replicas share the context's intra-op threads). */
 typedef struct tfc_mirrored_opts {
     int num_replicas;
     int intra_op_threads;
