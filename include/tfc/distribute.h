@@ -61,7 +61,7 @@ typedef struct tfc_cluster {
     int task_id;
     char rpc_layer[16];                     /* "grpc" unless given */
     bool is_chief;                          /* chief task, or worker 0 without a chief job, or local mode */
-    int num_workers;                        /* len(chief) + len(worker); 1 in local mode */
+    int num_workers;                        /* len(chief) + len(worker); an evaluator's own group: 1; local: 1 */
     int worker_id;                          /* chief 0, worker i -> i + (1 if a chief exists) */
 } tfc_cluster;
 /* Parses a TF_CONFIG value (json NULL: the TF_CONFIG environment variable; unset = local mode) and validates it
@@ -105,13 +105,18 @@ TFC_API bool tfc_collective_local_group(int n, double timeout_seconds, tfc_colle
  * when MPI reports another error at start. */
 TFC_API tfc_collective *tfc_collective_mpi_new(const tfc_cluster *cluster, double timeout_seconds, tfc_status *st);
 TFC_API void tfc_collective_free(tfc_collective *c); /* NULL-safe */
+/* The collectives this member has run and the wall time spent in them (waiting for slower peers included), for
+ * measuring the share of a training step spent communicating. */
+TFC_API void tfc_collective_stats(const tfc_collective *c, int64_t *calls, double *seconds);
 
 /* ---- strategies ----------------------------------------------------------------------------------------- */
 typedef struct tfc_strategy tfc_strategy;
 typedef struct tfc_replica_ctx tfc_replica_ctx;
 
-/* tf.distribute.MirroredStrategy with num_replicas CPU replicas in this process (0 = 1). Each replica runs in
- * its own thread with its own eager context (intra_op_threads threads each; 0 = 1). */
+/* tf.distribute.MirroredStrategy with num_replicas CPU replicas in this process (0 = 1). In strategy.run each
+ * replica runs in its own thread with its own eager context (intra_op_threads threads each; 0 = 1). Keras fit
+ * and evaluate under it run the local replicas' pieces of a batch one after another on the calling thread (the
+ * same results; the replicas share the context's intra-op threads). */
 typedef struct tfc_mirrored_opts {
     int num_replicas;
     int intra_op_threads;

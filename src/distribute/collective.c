@@ -38,6 +38,11 @@ int tfc_collective_rank(const tfc_collective *c) { return c->rank; }
 int tfc_collective_size(const tfc_collective *c) { return c->size; }
 const char *tfc_collective_backend(const tfc_collective *c) { return c->vt->name; }
 
+void tfc_collective_stats(const tfc_collective *c, int64_t *calls, double *seconds) {
+    if (calls) *calls = c->seq;
+    if (seconds) *seconds = c->busy;
+}
+
 void tfc_collective_free(tfc_collective *c) {
     if (c) c->vt->destroy(c);
 }
@@ -152,7 +157,7 @@ static bool reduce_buffer(tfc_collective *c, const void *src, void *buf, int64_t
     return true;
 }
 
-tfc_tensor *tfc_collective_all_reduce(tfc_collective *c, const tfc_tensor *t, tfc_reduce_op op, tfc_status *st) {
+static tfc_tensor *coll_all_reduce(tfc_collective *c, const tfc_tensor *t, tfc_reduce_op op, tfc_status *st) {
     tfc_dtype dt = tfc_tensor_dtype(t);
     if (!reducible(dt))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "all_reduce: dtype %s is not supported (float32, float64, "
@@ -169,8 +174,8 @@ tfc_tensor *tfc_collective_all_reduce(tfc_collective *c, const tfc_tensor *t, tf
     return out;
 }
 
-bool tfc_collective_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_reduce_op op, int64_t bytes_per_pack,
-                                 tfc_status *st) {
+static bool coll_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_reduce_op op, int64_t bytes_per_pack,
+                              tfc_status *st) {
     /* a pack is a run of consecutive tensors of one dtype up to bytes_per_pack bytes; its shapes are checked
      * through one header holding the pack's dtype and its element count per tensor (up to 8 tensors spelt out,
      * the total beyond) */
@@ -221,7 +226,7 @@ bool tfc_collective_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_
     return true;
 }
 
-tfc_tensor *tfc_collective_broadcast(tfc_collective *c, const tfc_tensor *t, int root, tfc_status *st) {
+static tfc_tensor *coll_broadcast(tfc_collective *c, const tfc_tensor *t, int root, tfc_status *st) {
     tfc_dtype dt = tfc_tensor_dtype(t);
     if (dt == TFC_STRING || dt == TFC_RESOURCE)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "broadcast: dtype %s is not supported", tfc_dtype_name(dt)), NULL;
@@ -237,7 +242,7 @@ tfc_tensor *tfc_collective_broadcast(tfc_collective *c, const tfc_tensor *t, int
     return out;
 }
 
-tfc_tensor *tfc_collective_all_gather(tfc_collective *c, const tfc_tensor *t, tfc_status *st) {
+static tfc_tensor *coll_all_gather(tfc_collective *c, const tfc_tensor *t, tfc_status *st) {
     tfc_dtype dt = tfc_tensor_dtype(t);
     if (dt == TFC_STRING || dt == TFC_RESOURCE)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "all_gather: dtype %s is not supported", tfc_dtype_name(dt)), NULL;
@@ -420,4 +425,25 @@ void tfc_coll_local_abort(tfc_collective *c) {
     r->broken = true;
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
+}
+
+/* ---- the timed entry points ---------------------------------------------------------------------------------- */
+#define TIMED(call)                     \
+    double t0 = tfc_coll_now();         \
+    __typeof__(call) r = call;          \
+    c->busy += tfc_coll_now() - t0;     \
+    return r
+
+tfc_tensor *tfc_collective_all_reduce(tfc_collective *c, const tfc_tensor *t, tfc_reduce_op op, tfc_status *st) {
+    TIMED(coll_all_reduce(c, t, op, st));
+}
+bool tfc_collective_all_reduce_n(tfc_collective *c, tfc_tensor **ts, int n, tfc_reduce_op op, int64_t bytes_per_pack,
+                                 tfc_status *st) {
+    TIMED(coll_all_reduce_n(c, ts, n, op, bytes_per_pack, st));
+}
+tfc_tensor *tfc_collective_broadcast(tfc_collective *c, const tfc_tensor *t, int root, tfc_status *st) {
+    TIMED(coll_broadcast(c, t, root, st));
+}
+tfc_tensor *tfc_collective_all_gather(tfc_collective *c, const tfc_tensor *t, tfc_status *st) {
+    TIMED(coll_all_gather(c, t, st));
 }

@@ -27,6 +27,7 @@ struct tfc_collective {
     double timeout;          /* seconds */
     int64_t seq;             /* collectives issued so far (named in errors) */
     bool broken;             /* a collective timed out: the group is unusable */
+    double busy;             /* seconds spent in collectives (tfc_collective_stats) */
     char task[64];           /* this member's name in messages ("/job:worker/replica:0/task:1", "replica 1") */
     char member_fmt[48];     /* printf format naming member r ("/job:worker/replica:0/task:%d", "replica %d") */
     void *impl;

@@ -144,9 +144,11 @@ bool tfc_cluster_resolve(const char *json, tfc_cluster *c, tfc_status *st) {
     } else if (!strcmp(c->task_type, "worker")) {
         c->is_chief = !has_chief && c->task_id == 0;
         c->worker_id = c->task_id + (has_chief ? 1 : 0);
-    } else { /* evaluator: its own chief, outside the training group; ps: not used by this strategy */
-        c->is_chief = !strcmp(c->task_type, "evaluator");
+    } else { /* evaluator: its own chief and its own group (worker_count counts only it); ps: not used */
+        bool ev = !strcmp(c->task_type, "evaluator");
+        c->is_chief = ev;
         c->worker_id = c->task_id;
+        if (ev) c->num_workers = job->n_tasks;
     }
 done:
     cJSON_Delete(root);

@@ -58,6 +58,7 @@ typedef struct tfc_model_impl {
     double *out_loss_sum;          /* per output, when n_out > 1 */
     /* tf.distribute: the strategy whose scope was open at compile (NULL: none); see training.c */
     struct tfc_strategy *strategy;
+    int dist_synced;               /* weights broadcast from worker 0 so far (tfc_model_dist_sync) */
     /* fit in progress (NULL otherwise): callbacks reach it through the model */
     tfc_fit_state *fit;
     /* A Sequential model whose construction failed (an incompatible layer) reports this error from every

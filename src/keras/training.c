@@ -536,6 +536,25 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
 
 static tfc_tensor *rows(tfc_ctx *ctx, tfc_tensor *t, int64_t begin, int64_t len, tfc_status *st);
 
+/* Local replica l's piece of the global batch (rows of x, y and sw, in the current scope); *n = 0 when the
+ * batch is too small to give it rows. */
+static bool replica_piece(tfc_model_impl *impl, int l, tfc_tensor *const *x, int n_x, tfc_tensor *const *y,
+                          tfc_tensor *sw, tfc_tensor **px, tfc_tensor **py, tfc_tensor **psw, int64_t *n,
+                          tfc_status *st) {
+    tfc_strategy *s = impl->strategy;
+    tfc_ctx *ctx = impl->m.ctx;
+    int L = tfc_strategy_num_local_replicas(s);
+    int64_t b0;
+    tfc_distribute_split_batch(tfc_tensor_dim(x[0], 0), tfc_strategy_num_replicas_in_sync(s),
+                               tfc_strategy_worker_id(s) * L + l, &b0, n);
+    if (*n == 0) return true;
+    bool ok = true;
+    for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, *n, st)) != NULL;
+    for (int i = 0; i < impl->n_out && ok; i++) ok = (py[i] = rows(ctx, y[i], b0, *n, st)) != NULL;
+    if (ok && sw) ok = (*psw = rows(ctx, sw, b0, *n, st)) != NULL;
+    return ok;
+}
+
 /* A train step under a strategy (tf.distribute's Keras train step): the global batch is split into
  * num_replicas_in_sync pieces (tfc_distribute_split_batch); this worker's replicas each take theirs, one after
  * another on this thread (local replicas share the CPU and the variables); each replica's loss is scaled by its share of
@@ -548,7 +567,7 @@ static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x,
     tfc_model *m = &impl->m;
     tfc_ctx *ctx = m->ctx;
     tfc_strategy *s = impl->strategy;
-    int L = tfc_strategy_num_local_replicas(s), R = tfc_strategy_num_replicas_in_sync(s);
+    int L = tfc_strategy_num_local_replicas(s);
     int64_t B = tfc_tensor_dim(x[0], 0);
     int nv = tfc_layer_trainable_weights(&m->base, NULL, 0);
     tfc_variable **vars = tfc_calloc((size_t)(nv ? nv : 1), sizeof *vars);
@@ -556,14 +575,10 @@ static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x,
     bool ok = vars && gsum ? true : tfc_status_oom(st, "train step", 0);
     if (ok) tfc_layer_trainable_weights(&m->base, vars, nv);
     for (int l = 0; l < L && ok; l++) {
-        int64_t b0, n;
-        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
-        if (n == 0) continue;
         tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
-        for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;
-        for (int i = 0; i < impl->n_out && ok; i++) ok = (py[i] = rows(ctx, y[i], b0, n, st)) != NULL;
-        if (ok && sw) ok = (psw = rows(ctx, sw, b0, n, st)) != NULL;
-        if (!ok) break;
+        int64_t n = 0;
+        if (!(ok = replica_piece(impl, l, x, n_x, y, sw, px, py, &psw, &n, st))) break;
+        if (n == 0) continue;
         tfc_tape *tape = tfc_tape_new(ctx, false, true, st);
         if (!tape) {
             ok = false;
@@ -614,20 +629,11 @@ static bool test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_t
                       tfc_status *st);
 static bool dist_test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
                            tfc_status *st) {
-    tfc_strategy *s = impl->strategy;
-    tfc_ctx *ctx = impl->m.ctx;
-    int L = tfc_strategy_num_local_replicas(s), R = tfc_strategy_num_replicas_in_sync(s);
-    int64_t B = tfc_tensor_dim(x[0], 0);
     bool ok = true;
-    for (int l = 0; l < L && ok; l++) {
-        int64_t b0, n;
-        tfc_distribute_split_batch(B, R, tfc_strategy_worker_id(s) * L + l, &b0, &n);
-        if (n == 0) continue;
+    for (int l = 0; l < tfc_strategy_num_local_replicas(impl->strategy) && ok; l++) {
         tfc_tensor *px[TFC_KERAS_MAX_IO], *py[TFC_KERAS_MAX_IO], *psw = NULL;
-        for (int i = 0; i < n_x && ok; i++) ok = (px[i] = rows(ctx, x[i], b0, n, st)) != NULL;
-        for (int i = 0; i < impl->n_out && ok; i++) ok = (py[i] = rows(ctx, y[i], b0, n, st)) != NULL;
-        if (ok && sw) ok = (psw = rows(ctx, sw, b0, n, st)) != NULL;
-        ok = ok && test_step(impl, px, n_x, py, psw, st);
+        int64_t n = 0;
+        ok = replica_piece(impl, l, x, n_x, y, sw, px, py, &psw, &n, st) && (n == 0 || test_step(impl, px, n_x, py, psw, st));
     }
     return ok;
 }
@@ -974,6 +980,7 @@ bool tfc_model_dist_sync(tfc_model *m, tfc_status *st) {
     if (!v) return tfc_status_oom(st, "fit", 0);
     tfc_layer_weights(&m->base, v, n);
     bool ok = tfc_strategy_broadcast_variables(TFC_IMPL(m)->strategy, v, n, st);
+    if (ok) TFC_IMPL(m)->dist_synced = n;
     tfc_free(v);
     return ok;
 }
@@ -1325,6 +1332,8 @@ static int on_batch(tfc_model *m, tfc_tensor *x, tfc_tensor *y, tfc_tensor *sw, 
         !tfc_model_prepare_inputs(m, &x, 1, st))
         return -1;
     tfc_model_impl *impl = TFC_IMPL(m);
+    /* weights created since the last broadcast (a model built by this batch, as fit on a dataset builds it) */
+    if (impl->strategy && tfc_layer_weights(&m->base, NULL, 0) != impl->dist_synced && !tfc_model_dist_sync(m, st)) return -1;
     if (!tfc_scope_begin(m->ctx, st)) return -1;
     bool ok = impl->strategy ? (train ? dist_train_step(impl, &x, 1, &y, sw, st) : dist_test_step(impl, &x, 1, &y, sw, st))
                              : (train ? train_step(impl, &x, 1, &y, sw, st) : test_step(impl, &x, 1, &y, sw, st));

@@ -486,6 +486,59 @@ static int worker_keras(void) {
     return tfc_test_failures ? 1 : 0;
 }
 
+/* fit on a dataset under MultiWorkerMirroredStrategy with an unseeded context: the model is built by the first
+ * batch with different random weights on each worker, broadcast from worker 0 before the step, so the workers
+ * end with the same weights. Each worker writes its weights to keras_ds_<id>.bin. */
+static int worker_keras_dataset(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 1}, &st);
+    tfc_strategy *s = tfc_multi_worker_mirrored_strategy_new(ctx, &(tfc_communication_options){.timeout_seconds = 30}, &st);
+    if (!s) return fprintf(stderr, "strategy: %s\n", st.msg), 1;
+    int64_t n = 64;
+    tfc_tensor *x = tfc_tensor_new(TFC_FLOAT, (int64_t[]){n, 5}, 2, &st), *y = tfc_tensor_new(TFC_FLOAT, (int64_t[]){n, 1}, 2, &st);
+    for (int64_t i = 0; i < n * 5; i++) ((float *)tfc_tensor_mutable_data(x))[i] = (float)cos((double)i);
+    for (int64_t i = 0; i < n; i++) ((float *)tfc_tensor_mutable_data(y))[i] = (float)(i % 4) * 0.5f;
+    tfc_dataset *ds = tfc_dataset_batch(tfc_dataset_from_tensor_slices((tfc_tensor *[]){x, y}, 2, NULL, &st), 16, NULL, &st);
+    REQUIRE(ds && tfc_strategy_scope(s, &st));
+    tfc_model *m = tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_dense(.units = 4, .activation = "tanh"),
+                                                       tfc_layers_dense(.units = 1), NULL});
+    REQUIRE(m && tfc_compile(m, &st, .optimizer = tfc_optimizers_adam(), .loss_name = "mse"));
+    tfc_strategy_scope_end(s);
+    CHECK(tfc_model_fit_dataset(m, ds, &(tfc_fit_opts){.epochs = 2, .verbose = TFC_VERBOSE_SILENT}, NULL, NULL, &st));
+    CHECK_OK(&st);
+    tfc_tensor *ws[8];
+    int nw = tfc_model_get_weights(m, ws, 8, &st);
+    char path[512];
+    snprintf(path, sizeof path, "%s/keras_ds_%d.bin", g_dir, tfc_strategy_worker_id(s));
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f && nw == 4);
+    for (int i = 0; i < nw; i++) {
+        fwrite(tfc_tensor_data(ws[i]), 1, tfc_tensor_byte_size(ws[i]), f);
+        tfc_tensor_unref(ws[i]);
+    }
+    fclose(f);
+    tfc_model_free(m);
+    tfc_dataset_unref(ds);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(y);
+    tfc_strategy_free(s);
+    tfc_ctx_free(ctx);
+    return tfc_test_failures ? 1 : 0;
+}
+
+static void check_same_files(const char *a, const char *b) {
+    char pa[512], pb[512], da[4096], db[4096];
+    snprintf(pa, sizeof pa, "%s/%s", g_dir, a);
+    snprintf(pb, sizeof pb, "%s/%s", g_dir, b);
+    FILE *fa = fopen(pa, "rb"), *fb = fopen(pb, "rb");
+    size_t na = fa ? fread(da, 1, sizeof da, fa) : 0, nb = fb ? fread(db, 1, sizeof db, fb) : 0;
+    CHECK(fa && fb && na > 0 && na == nb && memcmp(da, db, na) == 0);
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    unlink(pa);
+    unlink(pb);
+}
+
 /* BackupAndRestore across a killed worker: with `kill`, worker 1 SIGKILLs itself in the middle of epoch 1 (after
  * the backup of epoch 0); the job is then started again without it and must end with the weights of an
  * uninterrupted run. */
@@ -662,6 +715,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[1], "dead_peer")) return worker_dead_peer();
         if (!strcmp(argv[1], "backup_kill")) return worker_backup(true);
         if (!strcmp(argv[1], "backup")) return worker_backup(false);
+        if (!strcmp(argv[1], "keras_dataset")) return worker_keras_dataset();
         return 2;
     }
     char dir[] = "/tmp/tfc_test_distribute_XXXXXX";
@@ -692,6 +746,8 @@ int main(int argc, char **argv) {
     check_keras_file(&l1, w1, n1);
     CHECK(run_tf_config(self, "keras", 2, port + 10));
     check_keras_file(&l1, w1, n1);
+    CHECK(run_mpirun(self, "keras_dataset", 2));
+    check_same_files("keras_ds_0.bin", "keras_ds_1.bin");
     CHECK(run_tf_config(self, "dead_peer", 2, port + 20));
     CHECK(run_tf_config(self, "dead_peer", 3, port + 25));
     test_backup_kill(self, port + 30);

@@ -107,6 +107,14 @@ typedef struct tfc_compile_opts {
  * evaluate then fail with INVALID_ARGUMENT "No loss found". Multi-output models apply the loss to every output
  * and train on their sum. INVALID_ARGUMENT for unknown optimizer/loss/metric names ("Unknown loss function:
  * x"). */
+/* Distribution (tfc/distribute.h): a model compiled while a strategy's scope is open on this thread trains and
+ * evaluates under that strategy, as Keras under strategy.scope(): batch_size (or a dataset's batch) is the
+ * GLOBAL batch, split over all replicas of all workers (tfc_distribute_split_batch); each replica's loss is scaled
+ * by its share of the global batch; the gradients are summed over the local replicas and all-reduced across
+ * workers in packs of communication_options.bytes_per_pack, then applied once; the logs (loss and metrics) come
+ * from the metric states summed over the workers; the weights and fit's shuffling seed are broadcast from worker
+ * 0 when fit starts (and when a batch builds the model). Every worker must run the same fit / evaluate calls on
+ * the same data. BackupAndRestore and ModelCheckpoint write only on the chief. */
 TFC_API bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *st);
 #define tfc_compile(m, st, ...) tfc_model_compile((m), &(tfc_compile_opts){__VA_ARGS__}, (st))
 /* Names of the values fit/evaluate report, in order: "loss", the per-output losses of multi-output models, then
