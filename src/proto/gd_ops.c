@@ -1,7 +1,7 @@
-/* Resolving a GraphDef node's op to its signature: tfc's op registry, TensorFlow's graph-only ops that the
- * registry does not (yet) define, or a function of the graph's library. The table below holds only what a
- * reader needs of those ops (argument counts and names, attr kinds, from TensorFlow's op definitions); an op
- * the registry defines always takes the registry's definition. */
+/* Resolving a GraphDef node's op to its signature: tfc's op registry, the few TensorFlow graph ops the registry
+ * does not define yet (a table of what a reader needs of them: argument counts and names, attr kinds, from
+ * TensorFlow's op definitions; the registry's definition wins once it has one), or a function of the graph's
+ * library. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,36 +10,16 @@
 typedef struct { const char *name, *kind; bool required; } gop_attr;
 struct tfc_gd_graph_op {
     const char *name;
-    const char *in_single;   /* a leading single input arg (If's cond, Case's branch_index), or NULL */
+    const char *in_single;   /* a leading single input arg (PlaceholderWithDefault's input), or NULL */
     const char *in_list;     /* list(type) attr giving the further inputs' count, or NULL */
     const char *out_list;    /* list(type) attr giving the outputs' count, or NULL */
     int n_out_single;        /* else: this many single outputs named "output" */
     gop_attr attrs[8];
 };
 
-#define CALL_ATTRS {"Tin", "list(type)", true}, {"Tout", "list(type)", true}, {"f", "func", true}, \
-                   {"config", "string", false}, {"config_proto", "string", false}, {"executor_type", "string", false}
-#define IF_ATTRS {"Tcond", "type", true}, {"Tin", "list(type)", true}, {"Tout", "list(type)", true}, \
-                 {"then_branch", "func", true}, {"else_branch", "func", true}, {"output_shapes", "list(shape)", false}
-#define WHILE_ATTRS {"T", "list(type)", true}, {"cond", "func", true}, {"body", "func", true}, \
-                    {"output_shapes", "list(shape)", false}, {"parallel_iterations", "int", false}
-#define CASE_ATTRS {"Tin", "list(type)", true}, {"Tout", "list(type)", true}, {"branches", "list(func)", true}, \
-                   {"output_shapes", "list(shape)", false}
-
 static const tfc_gd_graph_op graph_ops[] = {
-    {"Const", NULL, NULL, NULL, 1, {{"value", "tensor", true}, {"dtype", "type", true}}},
-    {"Placeholder", NULL, NULL, NULL, 1, {{"dtype", "type", true}, {"shape", "shape", false}}},
     {"PlaceholderWithDefault", "input", NULL, NULL, 1, {{"dtype", "type", true}, {"shape", "shape", true}}},
-    {"NoOp", NULL, NULL, NULL, 0, {{0}}},
     {"IdentityN", NULL, "T", "T", 0, {{"T", "list(type)", true}}},
-    {"PartitionedCall", NULL, "Tin", "Tout", 0, {CALL_ATTRS}},
-    {"StatefulPartitionedCall", NULL, "Tin", "Tout", 0, {CALL_ATTRS}},
-    {"If", "cond", "Tin", "Tout", 0, {IF_ATTRS}},
-    {"StatelessIf", "cond", "Tin", "Tout", 0, {IF_ATTRS}},
-    {"While", NULL, "T", "T", 0, {WHILE_ATTRS}},
-    {"StatelessWhile", NULL, "T", "T", 0, {WHILE_ATTRS}},
-    {"Case", "branch_index", "Tin", "Tout", 0, {CASE_ATTRS}},
-    {"StatelessCase", "branch_index", "Tin", "Tout", 0, {CASE_ATTRS}},
 };
 
 bool tfc_gd_op_resolve(const tfc_graphdef *g, const char *op_name, tfc_gd_op *out) {
