@@ -246,6 +246,15 @@ static void test_fuzzer_finds(void) {
     tfc_tensor_unref(lm1);
     tfc_tensor_unref(pmin);
     tfc_tensor_unref(sv);
+    /* Substr broadcasting an empty [2^62, 0] against pos/len of shape [1]: 2^62 empty rows were walked (a hang) */
+    int64_t e2[2] = {B, 0};
+    tfc_tensor *es = tfc_tensor_from_strings(NULL, NULL, e2, 2, &st), *p1 = tfc_vec_i64((int64_t[]){3}, 1, &st),
+               *l1 = tfc_vec_i64((int64_t[]){1}, 1, &st);
+    REQUIRE(es && p1 && l1);
+    expect("substr empty broadcast", "Substr", (tfc_tensor *[]){es, p1, l1}, 3, NULL, 0, e2, 2, 0);
+    tfc_tensor_unref(l1);
+    tfc_tensor_unref(p1);
+    tfc_tensor_unref(es);
 }
 
 int main(void) {

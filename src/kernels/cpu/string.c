@@ -270,6 +270,7 @@ static bool substr(tfc_kernel_ctx *k, tfc_status *st) {
         return true;
     }
     /* broadcast of input against pos/len, output rank 1 or 2 */
+    if (out->num_elements == 0) return true; /* [2^62, 0] must not walk 2^62 empty rows */
     const int r = out->shape.rank;
     const int64_t rows = r == 2 ? out->shape.dims[0] : 1, cols = out->shape.dims[r - 1];
     for (int64_t y = 0; y < rows; y++)
