@@ -23,7 +23,7 @@ static tfc_tensor *cast64(tfc_ctx *c, tfc_tensor *a, tfc_status *st) {
 }
 
 #define N_IN 6
-#define N_OUT 7
+#define N_OUT 8
 
 /* in: x [4,8], w [8,5], b [5], img [2,6,6,3], filt [3,3,3,4], cb [4] */
 static int fn(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user, tfc_status *st) {
@@ -52,6 +52,13 @@ static int fn(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int ma
     out[6] = op1(c, "Elu", op2(c, "BiasAdd", op2(c, "MatMul", cast64(c, x, st), cast64(c, w, st), st),
                                cast64(c, b, st), st),
                  st);
+    /* 7: VALID, stride 2, Relu6 -> _FusedConv2D [BiasAdd, Relu6] */
+    const int64_t strides2[4] = {1, 2, 2, 1};
+    const tfc_attr ca2[] = {{.name = "strides", .kind = TFC_ATTR_LIST_INT, .n = 4, .v.ints = strides2},
+                            {.name = "padding", .kind = TFC_ATTR_STRING, .v.s = "VALID"}};
+    tfc_tensor *nimg = op1(c, "Neg", in[3], st);
+    tfc_tensor *cv2 = nimg ? tfc_emit(c, "Conv2D", (tfc_tensor *[]){nimg, in[4]}, 2, ca2, 2, st) : NULL;
+    out[7] = op1(c, "Relu6", op2(c, "BiasAdd", cv2, in[5], st), st);
     for (int i = 0; i < N_OUT; i++)
         if (!out[i]) return -1;
     return N_OUT;
@@ -85,12 +92,13 @@ static void check_graph(tfc_concrete_function *cf) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_gfunc *g = tfc_flib_find(tfc_ctx_flib(ctx, &st), tfc_concrete_function_name(cf));
     REQUIRE(g);
-    CHECK(count_op(g->body, "MatMul") == 5 && count_op(g->body, "Conv2D") == 1);
+    CHECK(count_op(g->body, "MatMul") == 5 && count_op(g->body, "Conv2D") == 2);
     CHECK(count_op(g->body, "_FusedMatMul") == 0);
     tfc_opt_graph og;
     REQUIRE(tfc_graph_optimize(ctx, g, NULL, &og, &st));
     CHECK(count_op(og.g, "_FusedMatMul") == 4);
-    CHECK(count_op(og.g, "_FusedConv2D") == 1);
+    CHECK(count_op(og.g, "_FusedConv2D") == 2);
+    CHECK(find_op(og.g, "_FusedConv2D", "Relu6") != NULL);
     CHECK(count_op(og.g, "MatMul") == 1 && count_op(og.g, "BiasAdd") == 1); /* chain 3 */
     CHECK(count_op(og.g, "Conv2D") == 0 && count_op(og.g, "LeakyRelu") == 0 && count_op(og.g, "Elu") == 0);
     CHECK(count_op(og.g, "Relu") == 2 && count_op(og.g, "Tanh") == 1 && count_op(og.g, "Relu6") == 1);
@@ -107,12 +115,12 @@ static void check_graph(tfc_concrete_function *cf) {
     /* the pass off: nothing fused */
     const tfc_optimizer_opts off = {true, true, true, true, false};
     REQUIRE(tfc_graph_optimize(ctx, g, &off, &og, &st));
-    CHECK(count_op(og.g, "_FusedMatMul") == 0 && count_op(og.g, "MatMul") == 5 && count_op(og.g, "Conv2D") == 1);
+    CHECK(count_op(og.g, "_FusedMatMul") == 0 && count_op(og.g, "MatMul") == 5 && count_op(og.g, "Conv2D") == 2);
     tfc_opt_graph_clear(&og);
 }
 
 /* Calls a fresh function with the remapper on or off: outputs, the pass report, and gradients of outputs 0,
- * 2 and 6 (summed) with respect to every input. */
+ * 2, 6 and 7 (summed) with respect to every input. */
 static void run(bool remap, tfc_tensor **res, tfc_tensor **grads) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx_set_optimizer_options(ctx, &(tfc_optimizer_opts){true, true, true, true, remap});
@@ -123,8 +131,8 @@ static void run(bool remap, tfc_tensor **res, tfc_tensor **grads) {
     for (int i = 0; i < N_IN; i++) tfc_tape_watch(tape, inputs[i]);
     REQUIRE(tfc_function_call(f, inputs, N_IN, res, N_OUT, &st) == N_OUT);
     CHECK_OK(&st);
-    tfc_tensor *targets[3] = {res[0], res[2], res[6]};
-    CHECK(tfc_tape_gradient_n(tape, targets, 3, NULL, inputs, N_IN, NULL, 0, TFC_UNCONNECTED_ZERO, grads, &st));
+    tfc_tensor *targets[4] = {res[0], res[2], res[6], res[7]};
+    CHECK(tfc_tape_gradient_n(tape, targets, 4, NULL, inputs, N_IN, NULL, 0, TFC_UNCONNECTED_ZERO, grads, &st));
     CHECK_OK(&st);
     tfc_tape_free(tape);
     tfc_concrete_function *cf = tfc_function_get_concrete_function(f, specs, N_IN, &st);
@@ -137,8 +145,8 @@ static void run(bool remap, tfc_tensor **res, tfc_tensor **grads) {
     for (int i = 0; i < np; i++)
         if (!strcmp(names[i], "remapping")) {
             seen = true;
-            /* 0: -2, 1: -1, 2: -2, 4: -1, 6: -2 */
-            CHECK(before[i] - after[i] == 8);
+            /* 0: -2, 1: -1, 2: -2, 4: -1, 6: -2, 7: -2 */
+            CHECK(before[i] - after[i] == 10);
         }
     CHECK(seen == remap);
     if (remap) check_graph(cf);
