@@ -135,6 +135,23 @@ static bool plain_add(const work *w, const tfc_gnode *n) {
            same_shape(&n->out_shapes[0], port_shape(w->g, n->in[1]));
 }
 
+/* uses[i]: live data consumers of node i (+2 for each control consumer, result or control result: such a node
+ * is never absorbed into its consumer); consumer[i]: one of them (-1 when none). */
+static void count_uses(const work *w, int n0, int *uses, int *consumer) {
+    for (int i = 0; i < n0; i++) consumer[i] = -1;
+    for (int i = 0; i < n0; i++) {
+        const tfc_gnode *n = w->g->nodes[i];
+        if (w->dead[i]) continue;
+        for (int k = 0; k < n->n_in; k++) {
+            uses[n->in[k].node]++;
+            consumer[n->in[k].node] = i;
+        }
+        for (int k = 0; k < n->n_ctrl; k++) uses[n->ctrl[k]] += 2;
+    }
+    for (int r = 0; r < w->n_rets; r++) uses[w->rets[r].node] += 2;
+    for (int r = 0; r < w->n_ctrl; r++) uses[w->ctrl_rets[r]] += 2;
+}
+
 static bool rewrite_adds(work *w, tfc_status *st) {
     const int n0 = w->g->n_nodes;
     int *uses = tfc_calloc((size_t)n0 + 1, sizeof *uses), *consumer = tfc_malloc((size_t)n0 * sizeof(int) + 1);
@@ -145,18 +162,7 @@ static bool rewrite_adds(work *w, tfc_status *st) {
         tfc_status_oom(st, "graph optimizer", 0);
         goto done;
     }
-    for (int i = 0; i < n0; i++) consumer[i] = -1;
-    for (int i = 0; i < n0; i++) {
-        const tfc_gnode *n = w->g->nodes[i];
-        if (w->dead[i]) continue;
-        for (int k = 0; k < n->n_in; k++) {
-            uses[n->in[k].node]++;
-            consumer[n->in[k].node] = i;
-        }
-        for (int k = 0; k < n->n_ctrl; k++) uses[n->ctrl[k]] += 2; /* a control input is never absorbed */
-    }
-    for (int r = 0; r < w->n_rets; r++) uses[w->rets[r].node] += 2;
-    for (int r = 0; r < w->n_ctrl; r++) uses[w->ctrl_rets[r]] += 2;
+    count_uses(w, n0, uses, consumer);
     for (int i = 0; i < n0 && ok; i++) {
         const tfc_gnode *root = w->g->nodes[i];
         if (!plain_add(w, root)) continue;
@@ -330,18 +336,7 @@ static bool remap(work *w, tfc_status *st) {
         tfc_free(consumer);
         return tfc_status_oom(st, "graph optimizer", 0);
     }
-    for (int i = 0; i < n0; i++) consumer[i] = -1;
-    for (int i = 0; i < n0; i++) {
-        const tfc_gnode *n = w->g->nodes[i];
-        if (w->dead[i]) continue;
-        for (int k = 0; k < n->n_in; k++) {
-            uses[n->in[k].node] += n->in[k].index == 0 ? 1 : 2; /* other outputs are never absorbed */
-            consumer[n->in[k].node] = i;
-        }
-        for (int k = 0; k < n->n_ctrl; k++) uses[n->ctrl[k]] += 2;
-    }
-    for (int r = 0; r < w->n_rets; r++) uses[w->rets[r].node] += 2;
-    for (int r = 0; r < w->n_ctrl; r++) uses[w->ctrl_rets[r]] += 2;
+    count_uses(w, n0, uses, consumer);
     bool ok = true;
     for (int i = 0; i < n0 && ok; i++) {
         const tfc_gnode *bias = w->g->nodes[i];
