@@ -8,7 +8,12 @@
  * stateful op), which the graph executor runs. Tensors of the enclosing function used by a callback become
  * extra inputs of the node. Results are new tensors, owned as op results (caller or innermost scope). Tapes
  * record through both forms: eagerly they see the callbacks' ops; in graphs the If and Case nodes have
- * gradients (branch gradient functions under an If / Case of the same predicate). */
+ * gradients (branch gradient functions under an If / Case of the same predicate), and so have While nodes: with
+ * respect to the loop's inputs, the tensors its callbacks capture and the variables they read (not with respect
+ * to a variable the body assigns). A While's gradient first re-runs the loop with an iteration counter and
+ * accumulators that stack each iteration's loop values, then runs the body's gradient function backwards that
+ * many iterations in a second While. The gradient of that gradient (second order through a loop) is not
+ * supported. */
 #ifndef TFC_CONTROL_FLOW_H
 #define TFC_CONTROL_FLOW_H
 

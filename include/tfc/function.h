@@ -96,6 +96,8 @@ typedef struct tfc_optimizer_opts {
     bool arithmetic_optimization;     /* chains of AddV2 over equal shapes become AddN */
     bool common_subgraph_elimination; /* identical stateless nodes are computed once */
     bool pruning;                     /* nodes no result, control result or stateful op needs are dropped */
+    bool remapping; /* MatMul / Conv2D + BiasAdd (+ Relu, Relu6, Elu or LeakyRelu) whose intermediates nothing
+                     * else reads become one _FusedMatMul / _FusedConv2D (float32/float64, NHWC) */
 } tfc_optimizer_opts;
 /* Sets the passes for functions instantiated from now on in ctx. */
 TFC_API void tfc_ctx_set_optimizer_options(tfc_ctx *ctx, const tfc_optimizer_opts *opts);

@@ -1,6 +1,7 @@
 /* The functional control-flow ops (TensorFlow's If, StatelessIf, Case, StatelessCase, While, StatelessWhile):
  * definitions, CPU kernels that run their branch / cond / body functions with the graph executor, and the
- * gradients of If and Case (the same construct over the branches' gradient functions). */
+ * gradients of If and Case (the same construct over the branches' gradient functions); While's is in
+ * while_grad.c. */
 #include <stdio.h>
 #include <string.h>
 
@@ -87,7 +88,7 @@ static bool while_k(tfc_kernel_ctx *k, tfc_status *st) {
 }
 
 /* The dtype a branch reads its resource argument a with (ReadVariableOp / Assign*VariableOp's dtype), or none. */
-static tfc_dtype resource_dtype(const tfc_gfunc *fn, int a) {
+tfc_dtype tfc_gfunc_resource_dtype(const tfc_gfunc *fn, int a) {
     const int id = fn->arg_nodes[a];
     for (int i = 0; i < fn->body->n_nodes; i++) {
         const tfc_gnode *n = fn->body->nodes[i];
@@ -110,7 +111,7 @@ static bool branches_grad(tfc_grad_ctx *g, tfc_gfunc **br, int n_br, tfc_status 
         tfc_dtype dt = g->in[i + 1]->dtype;
         need[i] = tfc_dtype_is_floating(dt) && TFC_GRAD_NEEDS(g, i + 1) ? dt : TFC_INVALID_DTYPE;
         for (int b = 0; dt == TFC_RESOURCE && b < n_br && need[i] == TFC_INVALID_DTYPE; b++)
-            need[i] = resource_dtype(br[b], i);
+            need[i] = tfc_gfunc_resource_dtype(br[b], i);
     }
     tfc_gfunc *gb[TFC_MAX_IO];
     const char *names[TFC_MAX_IO];
@@ -193,13 +194,14 @@ const tfc_op_def tfc_op_def_stateless_case = {
     .name = "StatelessCase", .inputs = "branch_index: int32, input: Tin", .outputs = "output: Tout",
     .attrs = CASE_ATTRS, .shape = cf_shape, .grad = case_grad, .grad_null_dy = ~0u,
 };
-/* While has no gradient yet (TensorFlow's needs accumulators of the forward loop's intermediates). */
+/* While's gradient (while_grad.c): a backward While over the body's gradient function and recorded values. */
 const tfc_op_def tfc_op_def_while = {
     .name = "While", .inputs = "input: T", .outputs = "output: T", .attrs = WHILE_ATTRS, .shape = cf_shape,
-    .stateful = true,
+    .grad = tfc_while_grad, .stateful = true, .grad_null_dy = ~0u,
 };
 const tfc_op_def tfc_op_def_stateless_while = {
     .name = "StatelessWhile", .inputs = "input: T", .outputs = "output: T", .attrs = WHILE_ATTRS, .shape = cf_shape,
+    .grad = tfc_while_grad, .grad_null_dy = ~0u,
 };
 
 const tfc_op_def *const tfc_ops_control_flow[] = {

@@ -59,7 +59,7 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     tfc_exec *x = tfc_calloc(1, sizeof *x);
     if (!x) return tfc_status_oom(st, "graph executor", 0), NULL;
     const unsigned off = ctx->optimizer_off;
-    const tfc_optimizer_opts o = {!(off & 1), !(off & 2), !(off & 4), !(off & 8)};
+    const tfc_optimizer_opts o = {!(off & 1), !(off & 2), !(off & 4), !(off & 8), !(off & 16)};
     if (!tfc_graph_optimize(ctx, fn, &o, &x->og, st)) {
         tfc_free(x);
         return NULL;

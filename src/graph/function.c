@@ -337,12 +337,13 @@ int tfc_concrete_function_num_captures(const tfc_concrete_function *cf) { return
 
 void tfc_ctx_set_optimizer_options(tfc_ctx *ctx, const tfc_optimizer_opts *o) {
     ctx->optimizer_off = (o->constant_folding ? 0u : 1u) | (o->arithmetic_optimization ? 0u : 2u) |
-                         (o->common_subgraph_elimination ? 0u : 4u) | (o->pruning ? 0u : 8u);
+                         (o->common_subgraph_elimination ? 0u : 4u) | (o->pruning ? 0u : 8u) |
+                         (o->remapping ? 0u : 16u);
 }
 
 tfc_optimizer_opts tfc_ctx_get_optimizer_options(const tfc_ctx *ctx) {
     const unsigned off = ctx->optimizer_off;
-    return (tfc_optimizer_opts){!(off & 1), !(off & 2), !(off & 4), !(off & 8)};
+    return (tfc_optimizer_opts){!(off & 1), !(off & 2), !(off & 4), !(off & 8), !(off & 16)};
 }
 
 int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const char **names, int *before, int *after,

@@ -23,4 +23,10 @@ bool tfc_gfunc_gradient(tfc_ctx *ctx, tfc_gfunc *fn, tfc_tensor *const *in, tfc_
  * args with need[i] != TFC_INVALID_DTYPE (zeros when unconnected). */
 tfc_gfunc *tfc_gfunc_grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, const char *name, const tfc_dtype *need, tfc_status *st);
 
+/* The dtype fn reads its resource argument a with (ReadVariableOp / Assign*VariableOp's dtype), or
+ * TFC_INVALID_DTYPE when it does not read it (control_flow_ops.c). */
+tfc_dtype tfc_gfunc_resource_dtype(const tfc_gfunc *fn, int a);
+/* The gradient of While / StatelessWhile (while_grad.c). */
+bool tfc_while_grad(tfc_grad_ctx *g, tfc_status *st);
+
 #endif

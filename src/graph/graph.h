@@ -14,9 +14,14 @@
  * body, PartitionedCall's f, Case's branches) are TFC_ATTR_FUNC / TFC_ATTR_LIST_FUNC attrs holding function
  * names that resolve in the graph's library.
  *
- * Ops with a meaning only in graphs are registered like others (src/ops/graph_ops.c): Const (attrs value:
- * tensor, dtype), Placeholder (dtype, shape), NoOp, Identity, PartitionedCall / StatefulPartitionedCall
- * (Tin, Tout, f), If / StatelessIf, Case, While / StatelessWhile.
+ * Ops with a meaning only in graphs are registered like others: Const (attrs value: tensor, dtype), Placeholder
+ * (dtype, shape; unknown rank by default), NoOp and BroadcastGradientArgs in src/ops/graph_ops.c;
+ * PartitionedCall / StatefulPartitionedCall (Tin, Tout, f) in src/graph/functional_ops.c; If / StatelessIf
+ * (Tcond, Tin, Tout, then_branch, else_branch, output_shapes), Case / StatelessCase (Tin, Tout, branches,
+ * output_shapes) and While / StatelessWhile (T, cond, body, output_shapes, parallel_iterations) in
+ * src/graph/control_flow_ops.c, with TensorFlow's attr names. Their kernels run library functions of the
+ * calling context's library (ctx->flib, see graph/trace.h tfc_ctx_flib): an importer that wants a GraphDef's
+ * functions callable adds them there.
  *
  * Graphs map one-to-one onto GraphDef (node name, op, input strings "name", "name:i", "^ctrl", attrs) and
  * functions onto FunctionDef (signature from the Placeholder args and result names). Ownership: a graph owns

@@ -135,6 +135,23 @@ static bool plain_add(const work *w, const tfc_gnode *n) {
            same_shape(&n->out_shapes[0], port_shape(w->g, n->in[1]));
 }
 
+/* uses[i]: live data consumers of node i (+2 for each control consumer, result or control result: such a node
+ * is never absorbed into its consumer); consumer[i]: one of them (-1 when none). */
+static void count_uses(const work *w, int n0, int *uses, int *consumer) {
+    for (int i = 0; i < n0; i++) consumer[i] = -1;
+    for (int i = 0; i < n0; i++) {
+        const tfc_gnode *n = w->g->nodes[i];
+        if (w->dead[i]) continue;
+        for (int k = 0; k < n->n_in; k++) {
+            uses[n->in[k].node]++;
+            consumer[n->in[k].node] = i;
+        }
+        for (int k = 0; k < n->n_ctrl; k++) uses[n->ctrl[k]] += 2;
+    }
+    for (int r = 0; r < w->n_rets; r++) uses[w->rets[r].node] += 2;
+    for (int r = 0; r < w->n_ctrl; r++) uses[w->ctrl_rets[r]] += 2;
+}
+
 static bool rewrite_adds(work *w, tfc_status *st) {
     const int n0 = w->g->n_nodes;
     int *uses = tfc_calloc((size_t)n0 + 1, sizeof *uses), *consumer = tfc_malloc((size_t)n0 * sizeof(int) + 1);
@@ -145,18 +162,7 @@ static bool rewrite_adds(work *w, tfc_status *st) {
         tfc_status_oom(st, "graph optimizer", 0);
         goto done;
     }
-    for (int i = 0; i < n0; i++) consumer[i] = -1;
-    for (int i = 0; i < n0; i++) {
-        const tfc_gnode *n = w->g->nodes[i];
-        if (w->dead[i]) continue;
-        for (int k = 0; k < n->n_in; k++) {
-            uses[n->in[k].node]++;
-            consumer[n->in[k].node] = i;
-        }
-        for (int k = 0; k < n->n_ctrl; k++) uses[n->ctrl[k]] += 2; /* a control input is never absorbed */
-    }
-    for (int r = 0; r < w->n_rets; r++) uses[w->rets[r].node] += 2;
-    for (int r = 0; r < w->n_ctrl; r++) uses[w->ctrl_rets[r]] += 2;
+    count_uses(w, n0, uses, consumer);
     for (int i = 0; i < n0 && ok; i++) {
         const tfc_gnode *root = w->g->nodes[i];
         if (!plain_add(w, root)) continue;
@@ -302,6 +308,92 @@ static bool cse(work *w, tfc_status *st) {
     return true;
 }
 
+/* ---- remapping: MatMul / Conv2D + BiasAdd (+ activation) -> _FusedMatMul / _FusedConv2D ----
+ * As TensorFlow's remapper: only when each absorbed intermediate has the next node as its only consumer (no
+ * other data or control consumer, not a function result), float32/float64, NHWC, all on one device, and the
+ * activations the fused kernels run (Relu, Relu6, Elu, LeakyRelu). */
+static const char *const fusable_acts[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
+
+static bool attr_copy(const tfc_gnode *n, const char *name, tfc_attr *at, int *n_at) {
+    const tfc_attr *a = tfc_attrs_find(n->attrs, name);
+    if (!a || a->kind == TFC_ATTR_NONE) return false;
+    at[(*n_at)++] = *a;
+    return true;
+}
+
+static bool remap_dtype_ok(const tfc_gnode *n) {
+    tfc_dtype t = tfc_attrs_type(n->attrs, "T", TFC_INVALID_DTYPE);
+    return t == TFC_FLOAT || t == TFC_DOUBLE;
+}
+
+static bool nhwc(const tfc_gnode *n) { return !strcmp(tfc_attrs_string(n->attrs, "data_format", "NHWC"), "NHWC"); }
+
+static bool remap(work *w, tfc_status *st) {
+    const int n0 = w->g->n_nodes;
+    int *uses = tfc_calloc((size_t)n0 + 1, sizeof *uses), *consumer = tfc_malloc((size_t)n0 * sizeof(int) + 1);
+    if (!uses || !consumer) {
+        tfc_free(uses);
+        tfc_free(consumer);
+        return tfc_status_oom(st, "graph optimizer", 0);
+    }
+    count_uses(w, n0, uses, consumer);
+    bool ok = true;
+    for (int i = 0; i < n0 && ok; i++) {
+        const tfc_gnode *bias = w->g->nodes[i];
+        if (w->dead[i] || !is_op(bias, "BiasAdd") || bias->n_ctrl || !remap_dtype_ok(bias) || !nhwc(bias)) continue;
+        const tfc_gnode *prod = w->g->nodes[bias->in[0].node];
+        const bool mm = is_op(prod, "MatMul"), conv = is_op(prod, "Conv2D");
+        if (w->dead[prod->id] || (!mm && !conv) || uses[prod->id] != 1 || prod->n_ctrl || !remap_dtype_ok(prod) ||
+            tfc_attrs_type(prod->attrs, "T", TFC_INVALID_DTYPE) != tfc_attrs_type(bias->attrs, "T", TFC_INVALID_DTYPE) ||
+            (conv && !nhwc(prod)) || strcmp(prod->device, bias->device))
+            continue;
+        const tfc_gnode *act = NULL;
+        if (uses[i] == 1 && consumer[i] >= 0) {
+            const tfc_gnode *c = w->g->nodes[consumer[i]];
+            for (size_t a = 0; a < sizeof fusable_acts / sizeof *fusable_acts; a++)
+                if (is_op(c, fusable_acts[a]) && !c->n_ctrl && !strcmp(c->device, bias->device) &&
+                    tfc_attrs_type(c->attrs, "T", TFC_INVALID_DTYPE) == tfc_attrs_type(bias->attrs, "T", TFC_INVALID_DTYPE))
+                    act = c;
+        }
+        const tfc_gnode *last = act ? act : bias;
+        const char *ops[2] = {"BiasAdd", act ? act->op->def->name : NULL};
+        tfc_attr at[TFC_MAX_ATTRS];
+        int n_at = 0;
+        static const char *const mm_attrs[] = {"T", "transpose_a", "transpose_b"};
+        static const char *const conv_attrs[] = {"T", "strides", "padding", "explicit_paddings", "data_format",
+                                                 "dilations", "use_cudnn_on_gpu"};
+        const char *const *names = mm ? mm_attrs : conv_attrs;
+        const int n_names = mm ? 3 : 7;
+        for (int a = 0; a < n_names; a++) attr_copy(prod, names[a], at, &n_at);
+        const tfc_dtype t = tfc_attrs_type(prod->attrs, "T", TFC_INVALID_DTYPE);
+        at[n_at++] = TFC_ATTR_I("num_args", 1);
+        if (conv) at[n_at++] = (tfc_attr){.name = "TArgs", .kind = TFC_ATTR_LIST_TYPE, .n = 1, .v.types = &t};
+        at[n_at++] = (tfc_attr){.name = "fused_ops", .kind = TFC_ATTR_LIST_STRING, .n = act ? 2 : 1, .v.strs = ops};
+        if (act && is_op(act, "LeakyRelu"))
+            at[n_at++] = TFC_ATTR_F("leakyrelu_alpha", tfc_attrs_float(act->attrs, "alpha", 0.2));
+        const tfc_gport in[3] = {prod->in[0], prod->in[1], bias->in[1]};
+        if (!(ok = grow(w, st))) break;
+        tfc_status fst = TFC_STATUS_INIT; /* a combination the fused op rejects: leave the chain as it is */
+        tfc_gnode *f = tfc_graph_add_op(w->g, mm ? "_FusedMatMul" : "_FusedConv2D", NULL, in, 3, at, n_at, NULL, 0, &fst);
+        if (!f) continue;
+        char *dev = tfc_strdup(last->device);
+        if (!dev) {
+            ok = tfc_status_oom(st, "graph optimizer", 0);
+            break;
+        }
+        tfc_free(f->device);
+        f->device = dev;
+        f->out_shapes[0] = last->out_shapes[0]; /* what the chain inferred (at least as precise) */
+        redirect(w, (tfc_gport){last->id, 0}, (tfc_gport){f->id, 0});
+        kill(w, prod->id, f->id);
+        kill(w, bias->id, f->id);
+        if (act) kill(w, act->id, f->id);
+    }
+    tfc_free(uses);
+    tfc_free(consumer);
+    return ok;
+}
+
 /* ---- pruning: what results, control results, arguments and stateful ops need ---- */
 static bool prune(work *w, tfc_status *st) {
     const int n = w->g->n_nodes;
@@ -387,7 +479,7 @@ static bool compact(work *w, tfc_opt_graph *out, tfc_status *st) {
 
 bool tfc_graph_optimize(tfc_ctx *ctx, const tfc_gfunc *fn, const tfc_optimizer_opts *o, tfc_opt_graph *out,
                         tfc_status *st) {
-    const tfc_optimizer_opts all = {true, true, true, true};
+    const tfc_optimizer_opts all = {true, true, true, true, true};
     if (!o) o = &all;
     memset(out, 0, sizeof *out);
     const tfc_graph *src = fn->body;
@@ -421,7 +513,8 @@ bool tfc_graph_optimize(tfc_ctx *ctx, const tfc_gfunc *fn, const tfc_optimizer_o
     } passes[] = {{"constant_folding", o->constant_folding, fold_constants},
                   {"arithmetic_optimization", o->arithmetic_optimization, rewrite_adds},
                   {"common_subgraph_elimination", o->common_subgraph_elimination, cse},
-                  {"pruning", o->pruning, prune}};
+                  {"pruning", o->pruning, prune},
+                  {"remapping", o->remapping, remap}};
     for (size_t p = 0; ok && p < sizeof passes / sizeof passes[0]; p++) {
         if (!passes[p].on) continue;
         int before = live_count(&w);

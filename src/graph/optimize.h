@@ -27,7 +27,9 @@ typedef struct tfc_opt_graph {
 /* Copies fn's body and runs the passes enabled in o (NULL: all): constant folding (ops whose inputs are all
  * Const, run now on ctx), arithmetic optimisation (chains of AddV2 over equal shapes become AddN), common
  * subexpression elimination (identical stateless nodes merged), pruning (nodes no result, control result or
- * stateful op needs). On failure out is left empty. */
+ * stateful op needs), remapping (MatMul / Conv2D + BiasAdd (+ Relu, Relu6, Elu or LeakyRelu) whose intermediates
+ * nothing else reads -> _FusedMatMul / _FusedConv2D, float32/float64, NHWC, one device). On failure out is left
+ * empty. */
 bool tfc_graph_optimize(tfc_ctx *ctx, const tfc_gfunc *fn, const tfc_optimizer_opts *o, tfc_opt_graph *out,
                         tfc_status *st);
 void tfc_opt_graph_clear(tfc_opt_graph *og);

@@ -33,7 +33,7 @@ static int fn(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int ma
 
 static void run(bool on, tfc_tensor **res, int *nodes_after) {
     tfc_status st = TFC_STATUS_INIT;
-    tfc_ctx_set_optimizer_options(ctx, &(tfc_optimizer_opts){on, on, on, on});
+    tfc_ctx_set_optimizer_options(ctx, &(tfc_optimizer_opts){on, on, on, on, on});
     tfc_function *f = tfc_function_new(ctx, fn, NULL, NULL, &st);
     REQUIRE(f);
     tfc_tensor *a = tfc_tensor_new(TFC_FLOAT, (int64_t[]){4, 4}, 2, &st), *b = tfc_tensor_new(TFC_FLOAT, (int64_t[]){4, 4}, 2, &st);
@@ -50,7 +50,7 @@ static void run(bool on, tfc_tensor **res, int *nodes_after) {
     const char *names[8];
     int before[8], after[8];
     int np = tfc_concrete_function_pass_report(cf, names, before, after, 8, &st);
-    CHECK(np == (on ? 4 : 0));
+    CHECK(np == (on ? 5 : 0));
     *nodes_after = np ? after[np - 1] : tfc_concrete_function_num_nodes(cf);
     for (int i = 0; i < np; i++) {
         CHECK(after[i] <= before[i]);
@@ -71,7 +71,7 @@ int main(void) {
     tfc_tensor *z = tfc_scalar_f32(0, &st);
     var = tfc_variable_new(ctx, z, false, "counter", &st);
     tfc_optimizer_opts d = tfc_ctx_get_optimizer_options(ctx);
-    CHECK(d.constant_folding && d.arithmetic_optimization && d.common_subgraph_elimination && d.pruning);
+    CHECK(d.constant_folding && d.arithmetic_optimization && d.common_subgraph_elimination && d.pruning && d.remapping);
     tfc_tensor *on[2], *off[2];
     int n_on = 0, n_off = 0;
     run(true, on, &n_on);
