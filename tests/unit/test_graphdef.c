@@ -261,13 +261,20 @@ static void test_recursion_and_functions(void) {
     EXPECT_BAD(g, TFC_NOT_FOUND, "attr 'f' names function 'f', which is not in the graph's library");
 }
 
-static void test_bytes(void) {
+/* small_graph's serialised bytes (tfc_free them). */
+static void *small_bytes(size_t *size) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_graphdef *g = small_graph(&st);
     void *data;
-    size_t size;
-    REQUIRE(tfc_graphdef_serialize(g, &data, &size, &st));
+    REQUIRE(tfc_graphdef_serialize(g, &data, size, &st));
     tfc_graphdef_free(g);
+    return data;
+}
+
+static void test_bytes(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    size_t size;
+    void *data = small_bytes(&size);
     int failed = 0;
     for (size_t cut = 0; cut < size; cut++) { /* every prefix: a valid shorter graph or a clean error */
         tfc_graphdef *h = tfc_graphdef_parse(data, cut, NULL, &st);
@@ -380,11 +387,8 @@ static void test_million(void) {
 /* Every allocation of a parse failing in turn: a clean error (or success), never a crash or a leak. */
 static void test_alloc_failures(void) {
     tfc_status st = TFC_STATUS_INIT;
-    tfc_graphdef *g = small_graph(&st);
-    void *data;
     size_t size;
-    REQUIRE(tfc_graphdef_serialize(g, &data, &size, &st));
-    tfc_graphdef_free(g);
+    void *data = small_bytes(&size);
     int n, oom = 0;
     for (n = 0; n < 500; n++) {
         tfc_alloc_fail_once_after(n);
