@@ -1,6 +1,7 @@
 /* tf.keras.models.model_from_config / model_from_json: rebuilds a Sequential or Functional model from Keras's
  * model JSON (Keras 2 and Keras 3 dialects, see specs/keras_formats.md §1): layers through the layer registry,
  * Functional graphs by replaying each layer's inbound nodes on Keras tensors. */
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -121,9 +122,12 @@ static bool parse_ref(const cJSON *r, const char **name, int *node, int *tensor)
     if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) < 3) return false;
     const cJSON *a = cJSON_GetArrayItem(r, 0), *b = cJSON_GetArrayItem(r, 1), *c = cJSON_GetArrayItem(r, 2);
     if (!cJSON_IsString(a) || !cJSON_IsNumber(b) || !cJSON_IsNumber(c)) return false;
+    /* indices from the file: a value outside int (1e78, NaN) is malformed, not converted (undefined in C) */
+    double nd = b->valuedouble, td = c->valuedouble;
+    if (!(nd >= INT_MIN && nd <= INT_MAX && td >= INT_MIN && td <= INT_MAX)) return false;
     *name = a->valuestring;
-    *node = (int)b->valuedouble;
-    *tensor = (int)c->valuedouble;
+    *node = (int)nd;
+    *tensor = (int)td;
     return true;
 }
 

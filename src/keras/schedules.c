@@ -220,7 +220,8 @@ tfc_lr_schedule *tfc_lr_schedule_from_json(const cJSON *obj, tfc_status *st) {
         if (!ok) tfc_status_oom(st, cls, (size_t)nv * 16);
         for (int i = 0; ok && i < nb; i++) {
             const cJSON *e = cJSON_GetArrayItem(b, i);
-            if (!cJSON_IsNumber(e)) ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: boundaries must be numbers", cls);
+            if (!cJSON_IsNumber(e) || !(fabs(e->valuedouble) < 9.0e18)) /* also no (int64_t) of 1e300 or NaN */
+                ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: boundaries must be numbers within int64", cls);
             else bv[i] = (int64_t)e->valuedouble;
         }
         for (int i = 0; ok && i < nv; i++) {

@@ -257,6 +257,21 @@ static void test_fuzzer_finds(void) {
     tfc_tensor_unref(es);
 }
 
+/* Found by fuzz_keras_json: a Functional config naming node 1e78 was converted to int (undefined behaviour). */
+static void test_keras_json_finds(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const char *json =
+        "{\"class_name\": \"Functional\", \"config\": {\"name\": \"m\", \"layers\": ["
+        "{\"class_name\": \"InputLayer\", \"name\": \"in\", \"config\": {\"batch_input_shape\": [null, 2], "
+        "\"dtype\": \"float32\", \"name\": \"in\"}, \"inbound_nodes\": []}, "
+        "{\"class_name\": \"Dense\", \"name\": \"d\", \"config\": {\"name\": \"d\", \"units\": 1}, "
+        "\"inbound_nodes\": [[[\"in\", 1e78, 0, {}]]]}], "
+        "\"input_layers\": [[\"in\", 0, 0]], \"output_layers\": [[\"d\", 0, 0]]}}";
+    tfc_model *m = tfc_model_from_config(ctx, json, &st);
+    CHECK(!m && st.code == TFC_INVALID_ARGUMENT);
+    tfc_model_free(m);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 2}, &st);
@@ -265,6 +280,7 @@ int main(void) {
     test_messages_quote_the_caller();
     test_interleave_cycle_from_data();
     test_fuzzer_finds();
+    test_keras_json_finds();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }
