@@ -184,7 +184,8 @@ static void weight_tag(char *tag, size_t size, const char *vname, const char *su
 }
 
 /* tf-keras's _log_weight_as_image: squeeze; a vector becomes [1, n, 1, 1]; a matrix [1, r, c, 1] with r <= c
- * (transposed otherwise); a rank-3 (conv) weight [c, h, w, 1] from its channels-last layout. */
+ * (transposed otherwise); a rank-3 (conv) weight [c, h, w, 1] from its channels-last layout; a rank-4 one with
+ * 3 or 4 channels last as it is; others none. */
 static bool weight_image(tensorboard *tb, tfc_model *m, tfc_summary_writer *w, const char *tag,
                          const tfc_tensor *v, int epoch) {
     const tfc_shape *sh = tfc_tensor_shape(v);
@@ -196,6 +197,7 @@ static bool weight_image(tensorboard *tb, tfc_model *m, tfc_summary_writer *w, c
     if (r == 1) img[0] = 1, img[1] = d[0], img[2] = 1, img[3] = 1;
     else if (r == 2) img[0] = 1, img[1] = d[0] > d[1] ? d[1] : d[0], img[2] = d[0] > d[1] ? d[0] : d[1], img[3] = 1;
     else if (r == 3) img[0] = d[2], img[1] = d[0], img[2] = d[1], img[3] = 1;
+    else if (r == 4 && (d[3] == 3 || d[3] == 4)) img[0] = d[0], img[1] = d[1], img[2] = d[2], img[3] = d[3];
     else return true;
     float *px = tfc_malloc((size_t)(n ? n : 1) * sizeof *px);
     if (!px) return true;

@@ -95,6 +95,7 @@ bool tfc_summary_write_histogram(tfc_summary_writer *w, const char *tag, const t
             double width = range / (double)k;
             for (int64_t i = 0; i < n; i++) {
                 double q = floor((tfc_tensor_get_f64(data, i) - lo) / width);
+                if (q != q) continue; /* NaN (or an infinite range): counted nowhere */
                 int64_t b = q >= (double)(k - 1) ? k - 1 : q < 0 ? 0 : (int64_t)q;
                 rows[3 * b + 2] += 1;
             }

@@ -127,8 +127,11 @@ def compare_runs(got_dir, want_dir, rtol):
                     np.testing.assert_allclose(g[:, :2], e[:, :2], rtol=rtol, atol=1e-6, err_msg=tag)
                     assert g[:, 2].sum() == e[:, 2].sum()
                     assert np.abs(g[:, 2] - e[:, 2]).sum() <= 2, (tag, g[:, 2], e[:, 2])  # a value on an edge
-                elif tag.endswith("/image"):
-                    assert list(g[:2]) == list(e[:2]), tag
+                elif tag.endswith("/image"):  # the weights as pixels: trained values, so +-1 a pixel
+                    assert list(g[:2]) == list(e[:2]) and len(g) == len(e), tag
+                    for gp, ep in zip(g[2:], e[2:]):
+                        gi, ei = tf.io.decode_png(gp).numpy().astype(int), tf.io.decode_png(ep).numpy().astype(int)
+                        assert gi.shape == ei.shape and np.abs(gi - ei).max() <= 1, tag
                 elif tag == "keras":  # the model's JSON: the same model, layer by layer
                     gj, ej = json.loads(g.item()), json.loads(e.item())
                     assert gj["class_name"] == ej["class_name"]
@@ -138,10 +141,16 @@ def compare_runs(got_dir, want_dir, rtol):
                     np.testing.assert_allclose(g, e, rtol=rtol, atol=1e-6, err_msg="%s %s" % (run, tag))
 
 
-@pytest.mark.parametrize("schedule", [False, True])
-def test_tensorboard_callback_matches_tf_keras(tmp_path, rng, schedule):
+@pytest.mark.parametrize("schedule,cnn", [(False, False), (True, False), (False, True)])
+def test_tensorboard_callback_matches_tf_keras(tmp_path, rng, schedule, cnn):
     inp = tf_keras.Input((6,))
-    h = tf_keras.layers.Dense(5, activation="relu")(inp)
+    h = inp
+    if cnn:  # conv kernels [3, 1, 1, 4] and [2, 1, 4, 3] as images: the rank-3 and rank-4 layouts
+        h = tf_keras.layers.Reshape((6, 1, 1))(h)
+        h = tf_keras.layers.Conv2D(4, (3, 1), activation="relu")(h)
+        h = tf_keras.layers.Conv2D(3, (2, 1), activation="relu")(h)
+        h = tf_keras.layers.Flatten()(h)
+    h = tf_keras.layers.Dense(5, activation="relu")(h)
     out = tf_keras.layers.Dense(3, activation="softmax")(h)
     tm = tf_keras.Model(inp, out)
     mm = twin(tm)
