@@ -41,8 +41,10 @@ tfc_tensor *tfc_loss_scale_optimizer_get_scaled_loss(const tfc_optimizer *o, tfc
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "get_scaled_loss: not a LossScaleOptimizer or no loss");
         return NULL;
     }
-    tfc_tensor *s = tfc_opt_scalar(ctx, tfc_tensor_dtype(loss), o->ls_scale, st);
-    return s ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){loss, s}, 2, NULL, 0, st) : NULL;
+    tfc_tensor *s = tfc_scalar(tfc_tensor_dtype(loss), o->ls_scale, st);
+    tfc_tensor *r = s ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){loss, s}, 2, NULL, 0, st) : NULL;
+    tfc_tensor_unref(s);
+    return r;
 }
 
 bool tfc_loss_scale_optimizer_get_unscaled_gradients(const tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grads,
@@ -53,8 +55,10 @@ bool tfc_loss_scale_optimizer_get_unscaled_gradients(const tfc_optimizer *o, tfc
         tfc_tensor *g = grads[i];
         out[i] = NULL;
         if (!g) continue;
-        tfc_tensor *s = tfc_opt_scalar(ctx, tfc_tensor_dtype(g), r, st);
-        if (!s || !(out[i] = tfc_emit(ctx, "Mul", (tfc_tensor *[]){g, s}, 2, NULL, 0, st))) return false;
+        tfc_tensor *s = tfc_scalar(tfc_tensor_dtype(g), r, st);
+        out[i] = s ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){g, s}, 2, NULL, 0, st) : NULL;
+        tfc_tensor_unref(s);
+        if (!out[i]) return false;
     }
     return true;
 }
