@@ -90,15 +90,6 @@ static int back_body(tfc_ctx *ctx, tfc_tensor *const *in, int n, tfc_tensor **ou
     return n;
 }
 
-/* every shape s may have also fits the invariant inv */
-static bool shape_le(const tfc_shape *inv, const tfc_shape *s) {
-    if (inv->rank < 0) return true;
-    if (s->rank != inv->rank) return false;
-    for (int i = 0; i < s->rank; i++)
-        if (inv->dims[i] >= 0 && inv->dims[i] != s->dims[i]) return false;
-    return true;
-}
-
 bool tfc_while_grad(tfc_grad_ctx *g, tfc_status *st) {
     tfc_ctx *ctx = g->ctx;
     wgrad w = {.n = g->n_in};
@@ -117,7 +108,7 @@ bool tfc_while_grad(tfc_grad_ctx *g, tfc_status *st) {
         inv[i] = ns == n ? os[i] : (tfc_shape){.rank = -1};
         const tfc_gnode *r = w.body->body->nodes[w.body->rets[i].node];
         const tfc_shape *rs = &r->out_shapes[w.body->rets[i].index];
-        if (!shape_le(&inv[i], rs)) inv[i] = (tfc_shape){.rank = -1};
+        if (!tfc_shape_fits_invariant(&inv[i], rs)) inv[i] = (tfc_shape){.rank = -1};
         w.acc_of[i] = g->in[i]->dtype == TFC_RESOURCE ? -1 : w.n_acc++;
     }
     if (1 + n + w.n_acc > TFC_MAX_IO - 2)
