@@ -12,8 +12,7 @@
  * respect to the loop's inputs, the tensors its callbacks capture and the variables they read (not with respect
  * to a variable the body assigns). A While's gradient first re-runs the loop with an iteration counter and
  * accumulators that stack each iteration's loop values, then runs the body's gradient function backwards that
- * many iterations in a second While. The gradient of that gradient (second order through a loop) is not
- * supported. */
+ * many iterations in a second While. Second-order gradients through a loop are untested. */
 #ifndef TFC_CONTROL_FLOW_H
 #define TFC_CONTROL_FLOW_H
 

@@ -23,7 +23,7 @@ static const char *py_shape(const tfc_shape *s, char *buf, size_t size) {
     return buf;
 }
 
-static bool shape_fits(const tfc_shape *inv, const tfc_shape *s) {
+bool tfc_shape_fits_invariant(const tfc_shape *inv, const tfc_shape *s) {
     if (inv->rank < 0) return true;
     if (inv->rank != s->rank) return false;
     for (int i = 0; i < s->rank; i++)
@@ -250,7 +250,7 @@ static bool check_var(const tfc_while_opts *o, int i, tfc_dtype dt0, const tfc_s
                               "Loop var %s enters the loop with type <dtype: '%s'>, but has type <dtype: '%s'> after 1 "
                               "iteration. All loop vars must have the same dtype on every iteration.",
                               var_name(o, i, nb, sizeof nb), tfc_dtype_name(dt0), tfc_dtype_name(v->dtype));
-    if (!shape_fits(inv, &v->shape))
+    if (!tfc_shape_fits_invariant(inv, &v->shape))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                               "Input tensor '%s' enters the loop with shape %s, but has shape %s after one iteration. To "
                               "allow the shape to vary across iterations, use the `shape_invariants` argument of "
@@ -414,7 +414,7 @@ int tfc_while_loop(tfc_ctx *ctx, tfc_function_fn cond, tfc_function_fn body, voi
         symbolic |= loop_vars[i]->node != NULL;
         inv[i] = o && o->shape_invariants ? o->shape_invariants[i] : loop_vars[i]->shape;
         char nb[32], a[96], b[96];
-        if (!shape_fits(&inv[i], &loop_vars[i]->shape))
+        if (!tfc_shape_fits_invariant(&inv[i], &loop_vars[i]->shape))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "The shape invariant specified for %s is not compatible with the initial shape of the "
                                   "loop variable. It enters the loop with shape %s, but the specified shape invariant "

@@ -26,6 +26,8 @@ tfc_gfunc *tfc_gfunc_grad_fn(tfc_ctx *ctx, tfc_gfunc *fn, const char *name, cons
 /* The dtype fn reads its resource argument a with (ReadVariableOp / Assign*VariableOp's dtype), or
  * TFC_INVALID_DTYPE when it does not read it (control_flow_ops.c). */
 tfc_dtype tfc_gfunc_resource_dtype(const tfc_gfunc *fn, int a);
+/* Whether shape s (every value it may have) fits a while_loop shape invariant (control_flow.c). */
+bool tfc_shape_fits_invariant(const tfc_shape *inv, const tfc_shape *s);
 /* The gradient of While / StatelessWhile (while_grad.c). */
 bool tfc_while_grad(tfc_grad_ctx *g, tfc_status *st);
 

@@ -103,7 +103,12 @@ bool tfc_while_grad(tfc_grad_ctx *g, tfc_status *st) {
     const tfc_shape *os = tfc_attrs_shapes(g->attrs, "output_shapes", &ns);
     tfc_shape inv[TFC_MAX_IO];
     for (int i = 0; i < n; i++) {
+        /* the recorded and backward values keep the forward loop's shapes only where the body's results have
+         * them (a result the body passes through or a variable read may be less specific) */
         inv[i] = ns == n ? os[i] : (tfc_shape){.rank = -1};
+        const tfc_gnode *r = w.body->body->nodes[w.body->rets[i].node];
+        const tfc_shape *rs = &r->out_shapes[w.body->rets[i].index];
+        if (!tfc_shape_fits_invariant(&inv[i], rs)) inv[i] = (tfc_shape){.rank = -1};
         w.acc_of[i] = g->in[i]->dtype == TFC_RESOURCE ? -1 : w.n_acc++;
     }
     if (1 + n + w.n_acc > TFC_MAX_IO - 2)

@@ -106,3 +106,33 @@ def test_gradient_of_cond_through_function(rng, pred):
             y = f(xt, lib.constant(pred))
         grads.append(tape.gradient(y, xt).numpy())
     assert_close(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("n,max_iter", [(0, None), (1, None), (4, None), (6, 3)])
+def test_gradient_of_while_through_function(rng, n, max_iter):
+    """Gradients of a traced while_loop w.r.t. its input, captured tensors and a variable read in the body (tfc's
+    traced variable reads have no static shape yet: s gets an unknown-shape invariant in both)."""
+    def body(lib, raw, v):
+        def f(x, w, n):
+            def wbody(i, s):
+                t = raw.AddV2(x=raw.Mul(x=s, y=raw.Tanh(x=w)), y=raw.Mul(x=x, y=v.read_value()))
+                return raw.AddV2(x=i, y=np.int32(1)), raw.Sin(x=t)
+            _, s = lib.while_loop(lambda i, s: raw.Less(x=i, y=n), wbody, (np.int32(0), raw.Mul(x=x, y=x)),
+                                  maximum_iterations=max_iter,
+                                  shape_invariants=(tf.TensorShape([]), tf.TensorShape(None)))
+            return s
+        return f
+
+    x, w, v0 = random_array(rng, (3,)), random_array(rng, (3,)), random_array(rng, (3,))
+    grads = []
+    for lib in (tf, tfc):
+        v = lib.Variable(v0)
+        f = lib.function(body(lib, lib.raw_ops, v))
+        xt, wt = lib.constant(x), lib.constant(w)
+        with lib.GradientTape() as tape:
+            tape.watch(xt)
+            tape.watch(wt)
+            y = f(xt, wt, lib.constant(np.int32(n)))
+        grads.append([g.numpy() for g in tape.gradient(y, [xt, wt, v])])
+    for g, want in zip(grads[1], grads[0]):
+        assert_close(g, want)

@@ -1,7 +1,7 @@
 /* Gradients through traced while_loops (While nodes): a tape around the function call and a tape inside the
  * traced function, against the eager tape (which sees the loop's ops) and central finite differences, on random
  * float64 inputs: repeated squaring (x^(2^n)), captured tensors, maximum_iterations, a variable read in the
- * body, and a loop nested in a cond branch. */
+ * body, a loop nested in a cond branch and one nested in a loop body. */
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -122,6 +122,22 @@ static int fn_in_cond(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out
     return tfc_cond(c, in[1], br_loop, br_sin, NULL, in, 1, out, 1, st);
 }
 
+/* F: a while loop in a while body: twice (y -> y^(2^2)) = x^16 */
+static int b_outer(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int m, void *u, tfc_status *st) {
+    tfc_tensor *a[2] = {in[1], tracked(c, tfc_scalar_i32(2, st), st)};
+    out[0] = inc(c, in[0], st);
+    return out[0] && a[1] && fn_sq(c, a, 2, &out[1], 1, NULL, st) == 1 ? 2 : -1;
+}
+static int c_2(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int m, void *u, tfc_status *st) {
+    return c_less(c, in, n, out, m, tracked(c, tfc_scalar_i32(2, st), st), st);
+}
+static int fn_nested(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int m, void *u, tfc_status *st) {
+    tfc_tensor *v[2] = {tracked(c, tfc_scalar_i32(0, st), st), in[0]}, *r[2];
+    if (!v[0] || tfc_while_loop(c, c_2, b_outer, NULL, v, 2, r, NULL, st) != 2) return -1;
+    out[0] = r[1];
+    return 1;
+}
+
 /* Gradients of out[0] with respect to in[0..n_wrt) (and var when use_var): eagerly (traced NULL) or through a
  * call of the traced function. */
 static void grads(tfc_function_fn fn, tfc_function *traced, tfc_tensor **in, int n_in, int n_wrt, bool use_var,
@@ -225,6 +241,10 @@ static void test_captures_and_limits(void) {
         tfc_tensor *a[2] = {in[0], tracked(ctx, tfc_scalar_bool(k == 0, &st), &st)};
         check("while in cond", fn_in_cond, a, 2, 1, false);
     }
+    tfc_tensor *x = f64(urand(0.8, 1.05)), *g[1];
+    check("while in while", fn_nested, &x, 1, 1, false);
+    grads(fn_nested, NULL, &x, 1, 1, false, g);
+    CHECK_NEAR(at(g[0]), 16 * pow(at(x), 15), 1e-9 * 16 * pow(at(x), 16));
     tfc_scope_end(ctx);
 }
 
