@@ -3,6 +3,7 @@
  * recorded, the trace saved and discarded); prints the median step time of each and the overhead.
  *
  * Usage: profiler_overhead [steps [rounds]]   (default 60 steps, 3 rounds) */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>

@@ -77,7 +77,9 @@ TFC_API char *tfc_cluster_leader(const tfc_cluster *c, char *buf, size_t size);
 
 /* ---- collectives ---------------------------------------------------------------------------------------- */
 typedef struct tfc_collective tfc_collective;
+/* This process's rank in the collective group (0-based; worker id under TF_CONFIG, MPI rank under mpirun). */
 TFC_API int tfc_collective_rank(const tfc_collective *c);
+/* The number of members of the collective group (1 for a single process). */
 TFC_API int tfc_collective_size(const tfc_collective *c);
 TFC_API const char *tfc_collective_backend(const tfc_collective *c); /* "local" or "mpi" */
 /* All-reduce (CollectiveReduceV2 with merge_op Add, final_op Id/Div): every member passes a tensor of the same
@@ -122,6 +124,9 @@ typedef struct tfc_mirrored_opts {
     int intra_op_threads;
     tfc_communication_options communication_options;
 } tfc_mirrored_opts;
+/* tf.distribute.MirroredStrategy(devices): a new strategy owned by the caller (tfc_strategy_free); opts may be
+ * NULL (one replica). Errors: INVALID_ARGUMENT for num_replicas above the supported maximum (the message says
+ * it), UNIMPLEMENTED for NCCL communication, RESOURCE_EXHAUSTED when the replicas' contexts cannot be made. */
 TFC_API tfc_strategy *tfc_mirrored_strategy_new(tfc_ctx *ctx, const tfc_mirrored_opts *opts, tfc_status *st);
 /* tf.distribute.MultiWorkerMirroredStrategy(communication_options): one replica per process. The cluster comes
  * from TF_CONFIG (tfc_cluster_resolve) or, under mpirun (OMPI_COMM_WORLD_SIZE set and no TF_CONFIG cluster),
@@ -200,6 +205,8 @@ TFC_API tfc_tensor *tfc_replica_all_reduce(tfc_replica_ctx *rc, tfc_reduce_op op
  * (a new tensor, or NULL for none) is given to every replica (each gets its own reference in *out). */
 typedef bool (*tfc_merge_fn)(tfc_strategy *s, tfc_ctx *ctx, void *user, const tfc_per_replica *value,
                              tfc_tensor **result, tfc_status *st);
+/* Runs fn once for the group (see above); false with st set when fn fails (every replica gets its error) or a
+ * replica does not arrive before the collective timeout (UNAVAILABLE naming it). */
 TFC_API bool tfc_replica_merge_call(tfc_replica_ctx *rc, tfc_merge_fn fn, void *user, tfc_tensor *value,
                                     tfc_tensor **out, tfc_status *st);
 
@@ -276,9 +283,14 @@ TFC_API tfc_dist_dataset *tfc_strategy_experimental_distribute_dataset(tfc_strat
  * InputContext and returns a dataset of PER-REPLICA batches (the caller's reference), which the function
  * shards itself; replica i of this worker takes every num_local_replicas-th batch (i, i + n, ...). */
 typedef tfc_dataset *(*tfc_dataset_fn)(const tfc_input_context *ic, void *user, tfc_status *st);
+/* Returns a distributed dataset owned by the caller (tfc_dist_dataset_free), or NULL with st set (fn's error,
+ * or INVALID_ARGUMENT when fn returns no dataset). */
 TFC_API tfc_dist_dataset *tfc_strategy_distribute_datasets_from_function(tfc_strategy *s, tfc_dataset_fn fn,
                                                                          void *user, tfc_status *st);
+/* Frees a distributed dataset (NULL is a no-op); its iterators must be freed first. */
 TFC_API void tfc_dist_dataset_free(tfc_dist_dataset *d);
+/* iter(dist_dataset): a new iterator over d owned by the caller (tfc_dist_iterator_free), or NULL with st set
+ * (the underlying datasets' iterator errors). */
 TFC_API tfc_dist_iterator *tfc_dist_iterator_new(tfc_dist_dataset *d, tfc_status *st);
 /* Next step's per-replica components: out[c] receives component c of every local replica. OUT_OF_RANGE at
  * the end (when any local replica runs out, as TensorFlow's synchronous iteration). */

@@ -53,7 +53,9 @@ typedef struct {
     const char *name;
     int64_t step_num;
 } tfc_profiler_trace;
+/* Opens the scope t (caller-owned storage; never fails). */
 TFC_API void tfc_profiler_trace_begin(tfc_profiler_trace *t, const char *name, int64_t step_num);
+/* Closes t, recording it when a profiler ran for the whole scope; call once per begin. */
 TFC_API void tfc_profiler_trace_end(tfc_profiler_trace *t);
 
 #ifdef __cplusplus

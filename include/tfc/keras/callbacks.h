@@ -152,6 +152,8 @@ typedef struct {
     int64_t profile_batch_start, profile_batch_stop;
     tfc_flag write_graph; /* default yes */
 } tfc_tensorboard_opts;
+/* Returns the callback, owned by the caller until handed to fit (tfc_callback_free), or NULL with st set:
+ * INVALID_ARGUMENT for a bad update_freq or profile_batch range (o NULL: all defaults). */
 TFC_API tfc_callback *tfc_callbacks_tensorboard_new(const tfc_tensorboard_opts *o, tfc_status *st);
 
 #ifdef __cplusplus
