@@ -120,7 +120,7 @@ tfc_graphdef *tfc_graphdef_parse(const void *data, size_t size, const tfc_graphd
     if (!g) return NULL;
     g->pb = (Tensorflow__GraphDef *)tfc_pb_unpack(&tensorflow__graph_def__descriptor, data, size, g->opts.max_bytes,
                                                    "GraphDef", st);
-    if (!g->pb || !tfc_gd_bind(g, st) || !tfc_gd_validate(g, st)) {
+    if (!g->pb || !tfc_gd_pow2_arrays(g, st) || !tfc_gd_bind(g, st) || !tfc_gd_validate(g, st)) {
         tfc_graphdef_free(g);
         return NULL;
     }

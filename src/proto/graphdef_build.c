@@ -9,16 +9,38 @@
 /* TensorFlow 2.21's GRAPH_DEF_VERSION: what tf.Graph.as_graph_def writes. */
 #define TFC_GRAPHDEF_PRODUCER 2474
 
-/* Appends p to a protobuf-c repeated field (*arr, *n). The array is sized to the next power of two on every
- * push (a no-op realloc while it fits), so arrays from a parsed message (exact size) grow the same way. */
+/* Appends p to a protobuf-c repeated field (*arr, *n) whose capacity is n rounded up to a power of two (as
+ * push leaves it, and tfc_gd_pow2_arrays makes a parsed message's): it grows only when n is 0 or a power of
+ * two, so building n nodes copies O(n) pointers even where realloc always moves (ASan). */
 static bool push(void ***arr, size_t *n, void *p) {
+    if ((*n & (*n - 1)) == 0) {
+        void **a = tfc_realloc(*arr, (*n ? 2 * *n : 1) * sizeof *a);
+        if (!a) return false;
+        *arr = a;
+    }
+    (*arr)[(*n)++] = p;
+    return true;
+}
+
+static bool pow2_array(void ***arr, size_t n) {
     size_t cap = 1;
-    while (cap < *n + 1) cap *= 2;
+    while (cap < n) cap *= 2;
+    if (!n || cap == n) return true;
     void **a = tfc_realloc(*arr, cap * sizeof *a);
     if (!a) return false;
     *arr = a;
-    (*arr)[(*n)++] = p;
     return true;
+}
+
+bool tfc_gd_pow2_arrays(tfc_graphdef *g, tfc_status *st) {
+    Tensorflow__FunctionDefLibrary *lib = g->pb->library;
+    bool ok = pow2_array((void ***)&g->pb->node, g->pb->n_node);
+    if (lib) {
+        ok = ok && pow2_array((void ***)&lib->function, lib->n_function);
+        for (size_t f = 0; ok && f < lib->n_function; f++)
+            ok = pow2_array((void ***)&lib->function[f]->node_def, lib->function[f]->n_node_def);
+    }
+    return ok || tfc_status_oom(st, "GraphDef", g->pb->n_node * sizeof(void *));
 }
 
 tfc_graphdef *tfc_graphdef_new(tfc_status *st) {

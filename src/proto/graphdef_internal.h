@@ -80,6 +80,9 @@ void tfc_gd_op_describe(const tfc_gd_op *op, char *buf, size_t size);
 /* Finds attr `name` among a node's attrs (NULL when absent). */
 const Tensorflow__AttrValue *tfc_gd_node_attr(const Tensorflow__NodeDef *nd, const char *name);
 
+/* Sizes the node and function arrays of a parsed message to powers of two, as the builder grows them. */
+bool tfc_gd_pow2_arrays(tfc_graphdef *g, tfc_status *st);
+
 /* Validation (graphdef_check.c). */
 bool tfc_gd_validate(tfc_graphdef *g, tfc_status *st);
 /* Re-points the bodies at the protobuf arrays (after parsing or building) and drops old indexes. */
