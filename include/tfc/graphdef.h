@@ -82,6 +82,8 @@ typedef struct tfc_graphdef_function_info {
     int n_inputs, n_outputs;
     int64_t n_nodes;
 } tfc_graphdef_function_info;
+/* Fills *out for function fn (0 <= fn < tfc_graphdef_num_functions(g)) of the library; names are borrowed
+ * from g. False (nothing filled) when fn is out of range. */
 TFC_API bool tfc_graphdef_function(const tfc_graphdef *g, int fn, tfc_graphdef_function_info *out);
 TFC_API int tfc_graphdef_find_function(const tfc_graphdef *g, const char *name); /* -1 when absent */
 /* Input (output = false) or output arg i of function fn; for outputs *ret gets the body tensor it returns
