@@ -137,7 +137,7 @@ int tfc_tool_graph_run(int argc, char **argv) {
             goto done;
         }
     }
-    tfc_exec *x = tfc_exec_get(fn, &st);
+    tfc_exec *x = tfc_exec_get(ctx, fn, &st);
     if (!x || !tfc_exec_run(ctx, x, in, fn->n_args, out, &st)) {
         fail("run", &st);
         goto done;

@@ -60,7 +60,7 @@ static void test_import_and_run(void) {
         REQUIRE(fn);
         CHECK(fn->n_args == 1 && fn->n_rets == 1);
         CHECK(!strcmp(fn->body->nodes[tfc_graph_find(fn->body, "call")->id]->op->def->name, "PartitionedCall"));
-        tfc_exec *x_ = tfc_exec_get(fn, &st);
+        tfc_exec *x_ = tfc_exec_get(c, fn, &st);
         tfc_tensor *out = NULL;
         REQUIRE(x_ && tfc_exec_run(c, x_, &xt, 1, &out, &st));
         for (int r = 0; r < 2; r++)
@@ -163,7 +163,7 @@ static void test_traced_roundtrip(void) {
         tfc_gfunc *back = tfc_graphdef_import_graph(g, lib2, "main", (const char *[]){out_name}, 1, &st);
         CHECK_OK(&st);
         REQUIRE(back && back->n_args == 2);
-        tfc_exec *xe = tfc_exec_get(back, &st);
+        tfc_exec *xe = tfc_exec_get(c2, back, &st);
         tfc_tensor *out = NULL;
         REQUIRE(xe && tfc_exec_run(c2, xe, (tfc_tensor *[]){x, y}, 2, &out, &st));
         for (int i = 0; i < 6; i++) CHECK_NEAR(tfc_tensor_get_f64(out, i), tfc_tensor_get_f64(ref[0], i), 1e-6);
@@ -202,7 +202,7 @@ static void test_captured_variable(void) {
     tfc_tensor *init = tfc_scalar_f32(3.0f, &st), *x = tfc_scalar_f32(2.0f, &st), *out = NULL;
     tfc_variable *v = tfc_variable_new(c, init, true, "v", &st);
     REQUIRE(v);
-    tfc_exec *xe = tfc_exec_get(fn, &st);
+    tfc_exec *xe = tfc_exec_get(c, fn, &st);
     REQUIRE(xe && tfc_exec_run(c, xe, (tfc_tensor *[]){x, tfc_variable_handle(v)}, 2, &out, &st));
     CHECK(tfc_tensor_get_f64(out, 0) == 6.0);
     tfc_tensor_unref(out);
