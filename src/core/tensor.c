@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "platform/free_lists.h"
 
@@ -50,8 +51,9 @@ static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n,
 }
 
 tfc_tensor *tfc_tensor_symbolic(tfc_dtype dt, const tfc_shape *shape, tfc_status *st) {
-    int64_t n = 1;
-    for (int i = 0; i < shape->rank && n >= 0; i++) n = shape->dims[i] < 0 ? -1 : n * shape->dims[i];
+    int64_t n = 1; /* -1: unknown (an unknown dim, or known dims whose product overflows) */
+    for (int i = 0; i < shape->rank && n >= 0; i++)
+        if (!tfc_size_mul(n, shape->dims[i], &n)) n = -1;
     return tensor_shell(dt, shape, shape->rank < 0 ? -1 : n, st);
 }
 
