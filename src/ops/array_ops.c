@@ -889,7 +889,7 @@ static bool slice_shape(tfc_shape_ctx *c, tfc_status *st) {
             o->dims[i] = sv && s >= 0 ? s : -1;
             continue;
         }
-        if (s == -1 && sv) s = d - b;
+        if (s == -1 && sv && b >= 0 && b <= d) s = d - b; /* an out-of-range begin is refused below */
         if (d == 0) {
             if (b != 0 || (sv && s != 0))
                 return TFC_OP_ERR(c, st, "Expected begin[%d] == 0 (got %lld) and size[%d] == 0 (got %lld) when input.dim_size(%d) == 0",

@@ -196,6 +196,21 @@ static void test_fuzzer_finds(void) {
     tfc_tensor_unref(g);
     tfc_tensor_unref(idx);
     tfc_tensor_unref(params);
+    /* Slice with begin INT64_MIN and size -1: the remaining size d - begin overflowed before begin was checked */
+    {
+        float one = 1;
+        int64_t bv = INT64_MIN, sv = -1;
+        tfc_tensor *x1 = tfc_tensor_from_data(TFC_FLOAT, (int64_t[]){1}, 1, &one, sizeof one, &st);
+        tfc_tensor *b = tfc_tensor_from_data(TFC_INT64, (int64_t[]){1}, 1, &bv, sizeof bv, &st);
+        tfc_tensor *sz = tfc_tensor_from_data(TFC_INT64, (int64_t[]){1}, 1, &sv, sizeof sv, &st);
+        REQUIRE(x1 && b && sz);
+        tfc_tensor *sl = tfc_emit(ctx, "Slice", (tfc_tensor *[]){x1, b, sz}, 3, NULL, 0, &st);
+        CHECK(!sl && st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "-9223372036854775808"));
+        tfc_tensor_unref(sl);
+        tfc_tensor_unref(sz);
+        tfc_tensor_unref(b);
+        tfc_tensor_unref(x1);
+    }
     /* AssignSubVariableOp of INT32_MIN: the negation overflowed; TensorFlow wraps: 5 - INT32_MIN = INT32_MIN + 5 */
     tfc_tensor *init = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){5, -2}, 8, &st);
     tfc_tensor *delta = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2}, 1, (int32_t[]){INT32_MIN, INT32_MIN}, 8, &st);
