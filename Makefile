@@ -92,7 +92,7 @@ ctest-fuzz: fuzz-build
 fuzz: fuzz-build
 	@bad=0; for f in $(FUZZB)/tests/fuzz/fuzz_*; do \
 	  [ -f "$$f" ] && [ -x "$$f" ] || continue; r=$${f##*/fuzz_}; \
-	  tests/fuzz/run_fuzz.sh $$f -runs=$(FUZZ_RUNS) tests/fuzz/corpus/$$r $(FUZZB)/tests/fuzz/work/$$r || bad=1; \
+	  tests/fuzz/run_fuzz.sh $$f -runs=$(FUZZ_RUNS) tests/fuzz/corpus/$$r $(FUZZB)/tests/fuzz/found/$$r || bad=1; \
 	done; exit $$bad
 
 # No raw multiplication of dims outside src/core/size_check.h (the rule is in that header).
