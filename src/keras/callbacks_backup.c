@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "platform/files.h"
 #include "keras/model_internal.h"
 #include "tfc/distribute.h"
 
@@ -63,21 +64,6 @@ static void w_tensor(wr *w, const tfc_tensor *t) {
     }
 }
 
-static bool mkdirs(const char *dir, tfc_status *st) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return tfc_status_set(st, TFC_PERMISSION_DENIED, "BackupAndRestore: cannot create %s: %s", buf, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-        return tfc_status_set(st, TFC_PERMISSION_DENIED, "BackupAndRestore: cannot create %s: %s", buf, strerror(errno));
-    return true;
-}
-
 static int collect_opt_vars(tfc_model *m, tfc_variable ***out, tfc_status *st) {
     *out = NULL;
     tfc_optimizer *o = tfc_model_optimizer(m);
@@ -94,7 +80,7 @@ static int collect_opt_vars(tfc_model *m, tfc_variable ***out, tfc_status *st) {
 }
 
 static bool backup_save(backup *b, tfc_model *m, int epoch, tfc_status *st) {
-    if (!mkdirs(b->dir, st)) return false;
+    if (!tfc_make_dirs(b->dir, "BackupAndRestore", st)) return false;
     int nw = tfc_model_get_weights(m, NULL, 0, st);
     if (nw < 0) return false;
     tfc_tensor **w = tfc_calloc((size_t)(nw ? nw : 1), sizeof *w);

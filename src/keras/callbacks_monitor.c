@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "platform/files.h"
 #include "keras/model_internal.h"
 #include "tfc/distribute.h"
 
@@ -140,16 +141,7 @@ static bool make_parent_dirs(const char *path, tfc_status *st) {
     char *slash = strrchr(dir, '/');
     if (!slash || slash == dir) return true;
     *slash = 0;
-    for (char *p = dir + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-            return tfc_status_set(st, TFC_PERMISSION_DENIED, "ModelCheckpoint: cannot create %s: %s", dir, strerror(errno));
-        *p = '/';
-    }
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return tfc_status_set(st, TFC_PERMISSION_DENIED, "ModelCheckpoint: cannot create %s: %s", dir, strerror(errno));
-    return true;
+    return tfc_make_dirs(dir, "ModelCheckpoint", st);
 }
 
 static bool ckpt_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *logs, tfc_status *st) {
