@@ -3,7 +3,7 @@
 #   make test   set up, build (release + ASan/UBSan), run the C tests and the Python conformance tests
 #   make bench  tfc against OpenBLAS, TensorFlow, PyTorch and ONNX Runtime (QUICK=1: a reduced run)
 #   make fuzz   every libFuzzer target for FUZZ_RUNS inputs (default 10^6) on its seed corpus
-# Other targets: build, asan, fuzz-build, ctest, ctest-asan, ctest-fuzz, check-sizes, conformance,
+# Other targets: build, asan, fuzz-build, ctest, ctest-asan, ctest-fuzz, check-sizes, check-layers, conformance,
 # conformance-asan, deps, venv, clean;
 #   install PREFIX=P, deb, docs, abi-update, python-install-test, conformance-installed, fresh-clone-check
 #   (README: Installing, Versions and ABI, Tests of what users get).
@@ -32,7 +32,7 @@ PREFIX  ?= /usr/local
 LIB_TARGETS := tfc tfc_static tfc_cli
 
 .PHONY: all demo test bench build asan fuzz-build conformance conformance-asan ctest ctest-asan ctest-fuzz fuzz \
-        check-sizes deps venv clean install deb docs abi-update python-install-test conformance-installed \
+        check-sizes check-layers deps venv clean install deb docs abi-update python-install-test conformance-installed \
         fresh-clone-check
 
 all: build
@@ -99,7 +99,11 @@ fuzz: fuzz-build
 check-sizes:
 	tools/check_size_arith.sh
 
-test: check-sizes ctest ctest-asan ctest-fuzz conformance
+# Includes point only down the layer stack (DESIGN §1; the rule and its exceptions are in the script).
+check-layers:
+	tools/check_layers.sh
+
+test: check-sizes check-layers ctest ctest-asan ctest-fuzz conformance
 
 # The main example, examples/fashion_mnist.c (Keras's convnet on Fashion-MNIST); only it and libtfc are built.
 # DEMO_EPOCHS=n overrides its 15 epochs; DEMO_PRECISION=mixed_bfloat16 (or mixed_float16) trains under that
