@@ -1,7 +1,9 @@
 #!/bin/sh
 # The layer rule (DESIGN §1): includes point only down the stack
-#   platform → core → ops → proto → kernels / device → eager → graph → keras, data, distribute, saved_model,
-#   serving, profiler, summary, numpy → capi
+#   platform → core → ops → proto → kernels / device → eager → graph → saved_model → keras, data, distribute,
+#   profiler, summary, numpy → serving → capi
+# (saved_model sits under keras as in TensorFlow, where Keras saves through tf.train.Checkpoint and
+# tf.saved_model; serving hosts SavedModels and Keras models)
 # A folder of src/ may include its own headers, the public headers (tfc/...), and the internal headers of the
 # folders listed for it below. The top-level modules reach each other only through the public headers.
 # Known exceptions, each with its reason, are listed in tools/layer_exceptions.txt as "file -> included"; an
