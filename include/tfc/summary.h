@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "tfc/eager.h"
+#include "tfc/function.h"
 #include "tfc/tensor.h"
 
 #ifdef __cplusplus
@@ -92,6 +93,16 @@ TFC_API bool tfc_summary_write_tensor(tfc_summary_writer *w, const char *tag, co
                                       const char *plugin_name, const void *plugin_content, size_t content_len,
                                       const char *description, tfc_status *st);
 
+/* tf.summary.graph(graph_data): serialised GraphDef bytes as the run's graph (Event.graph_def, step 0 as
+ * TensorFlow writes it; TensorBoard's graph dashboard shows the last graph of a run). The bytes are parsed and
+ * validated first (ops tfc does not know are allowed): INVALID_ARGUMENT / DATA_LOSS with the parser's message
+ * for bytes that are not a GraphDef. The bytes are copied; the caller keeps them. */
+TFC_API bool tfc_summary_write_graph(tfc_summary_writer *w, const void *graph_def, size_t size, tfc_status *st);
+/* tf.summary.graph(f.get_concrete_function().graph): the concrete function's graph with its function library
+ * (tfc_concrete_function_graph_def of tfc/graphdef.h; ctx is the context it was traced in). */
+TFC_API bool tfc_summary_write_function_graph(tfc_summary_writer *w, tfc_ctx *ctx, const tfc_concrete_function *cf,
+                                              tfc_status *st);
+
 /* ---- the default writer (tf.summary.scalar(name, data, step=None, description=None) etc.) ----------------
  * Write to the thread's default writer; with no default writer, or under record_if(false), nothing is written
  * and false is returned with st OK (TensorFlow's False). */
@@ -101,6 +112,8 @@ TFC_API bool tfc_summary_histogram(const char *name, const tfc_tensor *data, int
 TFC_API bool tfc_summary_image(tfc_ctx *ctx, const char *name, const tfc_tensor *data, int64_t step,
                                int max_outputs, tfc_status *st);
 TFC_API bool tfc_summary_text(const char *name, const tfc_tensor *data, int64_t step, tfc_status *st);
+/* tf.summary.graph to the default writer (false with st OK when nothing records, as the functions above). */
+TFC_API bool tfc_summary_graph(const void *graph_def, size_t size, tfc_status *st);
 /* tf.summary.flush(): flushes the default writer (nothing to do without one). */
 TFC_API bool tfc_summary_flush(tfc_status *st);
 

@@ -140,6 +140,21 @@ class Function:
         check(st)
         return lib.tfc_concrete_function_num_nodes(cf)
 
+    def concrete_graph_def(self, *specs):
+        """get_concrete_function(*specs).graph.as_graph_def().SerializeToString(): the traced graph's bytes."""
+        cs = (TensorSpec * max(len(specs), 1))(*[_spec(s) for s in specs])
+        st = Status()
+        cf = lib.tfc_function_get_concrete_function(self._f, cs, len(specs), ctypes.byref(st))
+        self._keep[:] = []
+        check(st)
+        data, size = P(), ctypes.c_size_t()
+        lib.tfc_concrete_function_graph_def(_lib.ctx(), cf, ctypes.byref(data), ctypes.byref(size), ctypes.byref(st))
+        check(st)
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            lib.tfc_free(data)
+
 
 def function(fn=None, input_signature=None, reduce_retracing=False):
     """tf.function as a decorator or a call."""

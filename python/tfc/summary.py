@@ -23,6 +23,7 @@ _SIGS = {
     "tfc_summary_write_histogram": (_B, [_P, _CP, _P, _I64, _I, _CP, _PS]),
     "tfc_summary_write_image": (_B, [_P, _P, _CP, _P, _I64, _I, _CP, _PS]),
     "tfc_summary_write_text": (_B, [_P, _CP, _P, _I64, _CP, _PS]),
+    "tfc_summary_write_graph": (_B, [_P, ctypes.c_char_p, ctypes.c_size_t, _PS]),
 }
 
 
@@ -72,6 +73,11 @@ class SummaryWriter:
     def text(self, name, data, step, description=None):
         t = convert_to_tensor(data)
         return _run("tfc_summary_write_text", self._w, _enc(name), t.handle, int(step), _enc(description))
+
+    def graph(self, graph_def):
+        """tf.summary.graph: serialised GraphDef bytes (e.g. tfc.function's concrete_graph_def) as the run's graph."""
+        data = bytes(graph_def)
+        return _run("tfc_summary_write_graph", self._w, data, len(data))
 
     def flush(self):
         return _run("tfc_summary_writer_flush", self._w)

@@ -183,3 +183,43 @@ def test_tensorboard_unwritable_logdir_training_goes_on(tmp_path):
     hist = mm.fit(np.ones((4, 3), np.float32), np.ones((4, 2), np.float32), epochs=2,
                   callbacks=[K.TensorBoard(str(f / "logs"))])
     assert len(hist["loss"]) == 2
+
+
+def graph_ops(run_dir):
+    """The op types of the run's graph as TensorBoard's reader returns it (sorted, with repeats)."""
+    acc = ea.EventAccumulator(run_dir)
+    acc.Reload()
+    assert acc.Tags()["graph"]
+    return sorted(n.op for n in acc.Graph().node)
+
+
+def test_graph_of_a_traced_function(tmp_path):
+    """tf.summary.graph of f.get_concrete_function(spec).graph: TensorBoard reads tfc's graph of the same
+    function with the same ops as TensorFlow's; TensorFlow's own GraphDef written by tfc reads back unchanged."""
+    a, b = (float(v) for v in np.random.uniform(-4, 4, 2))
+    spec = tf.TensorSpec([None, int(np.random.randint(1, 6))], tf.float32)
+
+    def fn(x):
+        return x * a + b
+
+    tfc_dir, tf_dir, copy_dir = (str(tmp_path / d) for d in ("tfc", "tf", "copy"))
+    w = tfc.summary.create_file_writer(tfc_dir)
+    w.graph(tfc.function(fn).concrete_graph_def(spec))
+    w.close()
+    tf_graph = tf.function(fn).get_concrete_function(spec).graph
+    with tf.summary.create_file_writer(tf_dir).as_default():
+        tf.summary.graph(tf_graph)
+    assert graph_ops(tfc_dir) == graph_ops(tf_dir)
+    w = tfc.summary.create_file_writer(copy_dir)
+    w.graph(tf_graph.as_graph_def().SerializeToString())
+    w.close()
+    acc = ea.EventAccumulator(copy_dir)
+    acc.Reload()
+    assert acc.Graph().SerializeToString() == tf_graph.as_graph_def().SerializeToString()
+
+
+def test_graph_refuses_bytes_that_are_not_a_graph(tmp_path):
+    w = tfc.summary.create_file_writer(str(tmp_path))
+    with pytest.raises(tfc.errors.DataLossError, match="tf.summary.graph"):  # a field running past the end
+        w.graph(b"\x0a\xff\xff")
+    w.close()

@@ -122,6 +122,62 @@ static void test_default_writer_and_step(void) {
     tfc_summary_set_step(TFC_SUMMARY_DEFAULT_STEP);
 }
 
+/* x * 2 + 1: the function whose graph the graph summary writes. */
+static int affine(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out, void *user,
+                  tfc_status *st) {
+    (void)n_in, (void)max_out, (void)user;
+    tfc_tensor *two = tfc_scalar_f32(2, st), *one = two ? tfc_scalar_f32(1, st) : NULL;
+    tfc_tensor *m = one ? tfc_mul(ctx, in[0], two, st) : NULL;
+    out[0] = m ? tfc_add(ctx, m, one, st) : NULL;
+    tfc_tensor_unref(two), tfc_tensor_unref(one), tfc_tensor_unref(m);
+    return out[0] ? 1 : -1;
+}
+
+/* tf.summary.graph: the traced function's GraphDef is the Event's graph_def at step 0, parsed back with the
+ * function's node count; bytes that are not a GraphDef are refused and nothing is written. */
+static void test_graph(void) {
+    tfc_status st = {0};
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/graph", tmpdir);
+    tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
+    REQUIRE(ctx);
+    tfc_tensor_spec spec = {.dtype = TFC_FLOAT, .shape = {.rank = 2, .dims = {-1, 3}}};
+    tfc_function *f = tfc_function_new(ctx, affine, NULL, &(tfc_function_opts){.name = "affine"}, &st);
+    REQUIRE(f);
+    tfc_concrete_function *cf = tfc_function_get_concrete_function(f, &spec, 1, &st);
+    REQUIRE(cf);
+    tfc_summary_writer *w = tfc_summary_create_file_writer(dir, 0, 0, "", &st);
+    REQUIRE(w);
+    tfc_summary_set_step(5);
+    CHECK(tfc_summary_write_function_graph(w, ctx, cf, &st));
+    CHECK_OK(&st);
+    CHECK(!tfc_summary_write_graph(w, "\x0a\xff\xff", 3, &st)); /* a node field running past the end */
+    CHECK(st.code == TFC_DATA_LOSS || st.code == TFC_INVALID_ARGUMENT);
+    CHECK(strstr(st.msg, "tf.summary.graph"));
+    CHECK(!tfc_summary_graph("", 0, &st)); /* no default writer: False, no error */
+    CHECK_OK(&st);
+    CHECK(tfc_summary_writer_flush(w, &st));
+    Tensorflow__Event *ev[8];
+    int n = read_events(tfc_summary_writer_path(w), ev, 8);
+    REQUIRE(n == 2); /* file_version, graph */
+    CHECK(ev[1]->what_case == TENSORFLOW__EVENT__WHAT_GRAPH_DEF);
+    CHECK(ev[1]->step == 0);
+    tfc_graphdef *g = tfc_graphdef_parse(ev[1]->graph_def.data, ev[1]->graph_def.len, NULL, &st);
+    CHECK(g);
+    CHECK(g && tfc_graphdef_num_nodes(g, TFC_GRAPHDEF_TOP) == tfc_concrete_function_num_nodes(cf));
+    int muls = 0, adds = 0;
+    tfc_graphdef_node_info ni;
+    for (int64_t i = 0; g && tfc_graphdef_node(g, TFC_GRAPHDEF_TOP, i, &ni); i++)
+        muls += !strcmp(ni.op, "Mul"), adds += !strcmp(ni.op, "AddV2");
+    CHECK(muls == 1 && adds == 1);
+    tfc_graphdef_free(g);
+    free_events(ev, n);
+    tfc_summary_set_step(TFC_SUMMARY_DEFAULT_STEP);
+    tfc_summary_writer_free(w);
+    tfc_function_free(f);
+    tfc_ctx_free(ctx);
+}
+
 static void test_bad_logdirs(void) {
     tfc_status st = {0};
     char file[512], dir[600];
@@ -174,6 +230,7 @@ int main(void) {
     REQUIRE(mkdtemp(tmpdir));
     test_records_and_queue();
     test_default_writer_and_step();
+    test_graph();
     test_bad_logdirs();
     test_full_disk();
     char cmd[300];
