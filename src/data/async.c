@@ -10,7 +10,12 @@
  * (the most a consumer waits beyond its first element) and from the measured size of an element so that a run
  * holds at most HANDOFF_BYTES; a stage whose capacity follows its parallelism (map, batch) holds 2 * batch slots
  * so that workers keep producing while the consumer drains a run. Slow or large elements keep batch = 1: the
- * behaviour (and memory) of a plain buffer of `parallelism` slots. */
+ * behaviour (and memory) of a plain buffer of `parallelism` slots.
+ *
+ * Memory follows the data, not the user's numbers: the queue is a ring that grows by doubling and slots are
+ * made as elements are actually buffered (SLOTS_UP_FRONT of each at the start), so prefetch(2^20) of a
+ * 3-element dataset holds 3 slots. A slot that cannot be made (out of memory) caps the buffer at the slots
+ * that exist until the consumer frees one; nothing fails and nothing is lost. */
 #include <string.h>
 
 #include "data/async.h"
@@ -20,6 +25,7 @@
 #define HANDOFF_TARGET_S 200e-6
 #define HANDOFF_MAX 32
 #define HANDOFF_BYTES (256 << 10)
+#define SLOTS_UP_FRONT 16
 
 enum { SLOT_PENDING, SLOT_READY, SLOT_END };
 
@@ -35,11 +41,12 @@ struct data_async {
     const data_ictx *ictx;
     pthread_mutex_t mu, in_mu;
     pthread_cond_t work_cv, ready_cv;
-    aslot **q;                /* outstanding slots, oldest first */
-    int qn, qcap;
-    aslot **free_slots;       /* the other slots; all qcap are made up front, so workers never allocate */
-    int n_free;
-    char *slot_mem;
+    aslot **q;                /* ring of outstanding slots, oldest first: q_at(a, 0 .. qn - 1) */
+    int qhead, qn, qalloc;
+    int qcap;                 /* the most slots the stage may ever hold (capacity's ceiling + 1) */
+    aslot **free_slots;       /* made slots not in the queue (room for every made slot: free_alloc >= n_slots) */
+    int n_free, free_alloc, n_slots;
+    size_t ssize;
     int busy;                 /* workers between reserving a slot and completing it */
     int parallelism, capacity;
     bool in_done;             /* the input reported its end (guarded by in_mu) */
@@ -53,6 +60,51 @@ struct data_async {
     double last_return, win_wait, win_total;
     int win_count;
 };
+
+static aslot *q_at(const data_async *a, int i) { return a->q[(a->qhead + i) % a->qalloc]; }
+
+/* Room for `need` queued slots (under mu): the ring doubles, up to qcap, unwrapped to start at 0. */
+static bool q_reserve(data_async *a, int need) {
+    if (need <= a->qalloc) return true;
+    int cap = a->qalloc > a->qcap / 2 ? a->qcap : 2 * a->qalloc;
+    if (cap < need) return false;
+    aslot **q = tfc_malloc((size_t)cap * sizeof *q);
+    if (!q) return false;
+    for (int i = 0; i < a->qn; i++) q[i] = q_at(a, i);
+    tfc_free(a->q);
+    a->q = q;
+    a->qalloc = cap;
+    a->qhead = 0;
+    return true;
+}
+
+/* Removes queued slot i, moving the ones before it up (O(1) for the head, the deterministic case). */
+static void q_remove(data_async *a, int i) {
+    for (int k = i; k > 0; k--) a->q[(a->qhead + k) % a->qalloc] = a->q[(a->qhead + k - 1) % a->qalloc];
+    a->qhead = (a->qhead + 1) % a->qalloc;
+    a->qn--;
+}
+
+/* A slot for the next element, queued (under mu): a recycled one, or a new one. NULL when out of memory. */
+static aslot *slot_push(data_async *a) {
+    if (!q_reserve(a, a->qn + 1)) return NULL;
+    aslot *s = NULL;
+    if (a->n_free) {
+        s = a->free_slots[--a->n_free];
+    } else {
+        if (a->n_slots == a->free_alloc) {
+            int cap = a->free_alloc > a->qcap / 2 ? a->qcap : 2 * a->free_alloc;
+            aslot **f = cap > a->free_alloc ? tfc_realloc(a->free_slots, (size_t)cap * sizeof *f) : NULL;
+            if (!f) return NULL;
+            a->free_slots = f;
+            a->free_alloc = cap;
+        }
+        if (!(s = tfc_calloc(1, a->ssize))) return NULL;
+        a->n_slots++;
+    }
+    a->q[(a->qhead + a->qn++) % a->qalloc] = s;
+    return s;
+}
 
 /* Capacity of a stage whose capacity follows its parallelism: parallelism slots, 2 * batch when elements are
  * handed off in runs. */
@@ -76,7 +128,7 @@ static bool consumer_can_go(const data_async *a) {
     const int want = run_length(a);
     int ready = 0;
     for (int i = 0; i < a->qn; i++) {
-        const aslot *s = a->q[i];
+        const aslot *s = q_at(a, i);
         if (s->state == SLOT_PENDING) {
             if (a->cfg.deterministic) break; /* only the head run counts */
             continue;
@@ -124,17 +176,24 @@ static void *worker_main(void *arg) {
             break;
         }
         pthread_mutex_lock(&a->mu);
-        while (!a->cancelled && (a->qn >= a->capacity || a->busy >= a->parallelism))
+        aslot *s = NULL;
+        while (!a->cancelled) {
+            if (a->qn < a->capacity && a->busy < a->parallelism) {
+                if ((s = slot_push(a))) break;
+                /* no memory for one more slot: buffer the qn (>= 1) that exist until the consumer takes one; a
+                 * consumer waiting for a longer run than that is told the buffer is now full */
+                a->capacity = a->qn;
+                if (a->consumer_waiting && consumer_can_go(a)) pthread_cond_signal(&a->ready_cv);
+            }
             pthread_cond_wait(&a->work_cv, &a->mu);
-        if (a->cancelled) {
+        }
+        if (!s) {
             pthread_mutex_unlock(&a->mu);
             pthread_mutex_unlock(&a->in_mu);
             break;
         }
-        aslot *s = a->free_slots[--a->n_free]; /* qn < capacity < qcap: there is one */
         s->state = SLOT_PENDING;
         s->failed = false;
-        a->q[a->qn++] = s;
         a->busy++;
         pthread_mutex_unlock(&a->mu);
 
@@ -217,22 +276,25 @@ data_async *data_async_new(const data_async_cfg *cfg, const data_ictx *ictx, tfc
     /* room for every capacity the stage may reach: autotune's ceiling, runs of hand-offs (follow_capacity) */
     a->qcap = a->cfg.max_capacity + 1;
     if (a->cfg.capacity_follows_parallelism && a->qcap < 2 * HANDOFF_MAX + 1) a->qcap = 2 * HANDOFF_MAX + 1;
-    size_t ssize = (sizeof(aslot) + (size_t)a->cfg.n_out * sizeof(tfc_tensor *) + 15) & ~(size_t)15;
-    a->q = tfc_calloc((size_t)a->qcap, sizeof *a->q);
-    a->free_slots = tfc_calloc((size_t)a->qcap, sizeof *a->free_slots);
-    a->slot_mem = tfc_calloc((size_t)a->qcap, ssize);
+    a->ssize = sizeof(aslot) + (size_t)a->cfg.n_out * sizeof(tfc_tensor *);
+    /* SLOTS_UP_FRONT slots now (at least one, so an out-of-memory later always leaves a slot to wait on) */
+    const int up_front = a->qcap < SLOTS_UP_FRONT ? a->qcap : SLOTS_UP_FRONT;
+    a->q = tfc_calloc((size_t)up_front, sizeof *a->q);
+    a->free_slots = tfc_calloc((size_t)up_front, sizeof *a->free_slots);
     a->threads = tfc_calloc((size_t)a->cfg.threads, sizeof *a->threads);
-    if (!a->q || !a->free_slots || !a->slot_mem || !a->threads) {
+    bool ok = a->q && a->free_slots && a->threads;
+    a->qalloc = a->free_alloc = up_front;
+    for (int i = 0; ok && i < up_front; i++)
+        if ((ok = (a->free_slots[a->n_free] = tfc_calloc(1, a->ssize)) != NULL)) a->n_free++, a->n_slots++;
+    if (!ok) {
+        for (int i = 0; i < a->n_free; i++) tfc_free(a->free_slots[i]);
         tfc_free(a->q);
         tfc_free(a->free_slots);
-        tfc_free(a->slot_mem);
         tfc_free(a->threads);
         tfc_free(a);
         tfc_status_oom(st, cfg->name, 0);
         return NULL;
     }
-    for (int i = 0; i < a->qcap; i++) a->free_slots[i] = (aslot *)(a->slot_mem + (size_t)i * ssize);
-    a->n_free = a->qcap;
     pthread_mutex_init(&a->mu, NULL);
     pthread_mutex_init(&a->in_mu, NULL);
     pthread_cond_init(&a->work_cv, NULL);
@@ -257,10 +319,10 @@ static bool start_threads(data_async *a, tfc_status *st) {
 /* Index of the slot to hand out, -1 to wait. */
 static int pick(const data_async *a) {
     if (a->qn == 0) return -1;
-    if (a->cfg.deterministic) return a->q[0]->state == SLOT_PENDING ? -1 : 0;
+    if (a->cfg.deterministic) return q_at(a, 0)->state == SLOT_PENDING ? -1 : 0;
     for (int i = 0; i < a->qn; i++)
-        if (a->q[i]->state == SLOT_READY) return i;
-    return a->qn == 1 && a->q[0]->state == SLOT_END ? 0 : -1;
+        if (q_at(a, i)->state == SLOT_READY) return i;
+    return a->qn == 1 && q_at(a, 0)->state == SLOT_END ? 0 : -1;
 }
 
 static void autotune(data_async *a, double t_enter, double wait) {
@@ -300,14 +362,13 @@ bool data_async_next(data_async *a, tfc_tensor **out, bool *end, tfc_status *st)
         a->consumer_waiting = false;
         if (a->cfg.autotune) wait += data_now() - w0;
     }
-    aslot *s = a->q[i];
+    aslot *s = q_at(a, i);
     if (s->state == SLOT_END) { /* stays queued: later calls end too */
         *end = true;
         pthread_mutex_unlock(&a->mu);
         return true;
     }
-    memmove(a->q + i, a->q + i + 1, (size_t)(a->qn - i - 1) * sizeof *a->q);
-    a->qn--;
+    q_remove(a, i);
     bool ok = !s->failed;
     if (ok) memcpy(out, s->out, (size_t)a->cfg.n_out * sizeof *out);
     else *st = s->st;
@@ -330,15 +391,17 @@ void data_async_free(data_async *a) {
     pthread_cond_broadcast(&a->ready_cv);
     pthread_mutex_unlock(&a->mu);
     for (int i = 0; i < a->n_threads; i++) pthread_join(a->threads[i], NULL);
-    for (int i = 0; i < a->qn; i++)
-        for (int k = 0; k < a->cfg.n_out; k++) tfc_tensor_unref(a->q[i]->out[k]);
+    for (int i = 0; i < a->qn; i++) {
+        for (int k = 0; k < a->cfg.n_out; k++) tfc_tensor_unref(q_at(a, i)->out[k]);
+        tfc_free(q_at(a, i));
+    }
+    for (int i = 0; i < a->n_free; i++) tfc_free(a->free_slots[i]);
     pthread_mutex_destroy(&a->mu);
     pthread_mutex_destroy(&a->in_mu);
     pthread_cond_destroy(&a->work_cv);
     pthread_cond_destroy(&a->ready_cv);
     tfc_free(a->q);
     tfc_free(a->free_slots);
-    tfc_free(a->slot_mem);
     tfc_free(a->threads);
     tfc_free(a);
 }

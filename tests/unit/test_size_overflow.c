@@ -175,6 +175,53 @@ static void test_interleave_cycle_from_data(void) {
     tfc_dataset_unref(ds);
 }
 
+static bool same(tfc_ctx *c, void *user, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
+                 tfc_status *st) {
+    (void)c, (void)user, (void)n_in, (void)n_out, (void)st;
+    out[0] = tfc_tensor_ref(in[0]);
+    return true;
+}
+
+/* prefetch(2^20) and map(num_parallel_calls = 2) under prefetch(2^20) on 3 elements: slots are made as elements
+ * are buffered, so no allocation over 64 KiB is needed (the buffer of 2^20 slots was made up front before). A
+ * deterministic buffer hands its head out in O(1) (the queue is a ring). */
+static void test_prefetch_buffer_from_data(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t want[] = {0, 1, 2}, v[8];
+    tfc_alloc_set_limit(64 << 10);
+    for (int deterministic = 0; deterministic < 2; deterministic++) {
+        tfc_dataset *ds = tfc_dataset_prefetch(tfc_dataset_range(0, 3, 1, 0, &st), (int64_t)1 << 20, &st);
+        CHECK_OK(&st);
+        CHECK(drain_i64(ds, 0, v, 8, &st) == 3 && same_i64(v, want, 3));
+        CHECK_OK(&st);
+        tfc_dataset_unref(ds);
+        ds = tfc_dataset_map(tfc_dataset_range(0, 3, 1, 0, &st), same, NULL,
+                             &(tfc_map_opts){.num_parallel_calls = 2,
+                                             .deterministic = deterministic ? TFC_YES : TFC_NO},
+                             &st);
+        ds = tfc_dataset_prefetch(ds, (int64_t)1 << 20, &st);
+        int n = drain_i64(ds, 0, v, 8, &st), seen = 0;
+        for (int i = 0; i < n; i++) seen |= v[i] >= 0 && v[i] < 3 ? 1 << v[i] : 8;
+        CHECK(n == 3 && seen == 7 && (!deterministic || same_i64(v, want, 3)));
+        CHECK_OK(&st);
+        tfc_dataset_unref(ds);
+    }
+    tfc_alloc_set_limit(0);
+    /* 10^5 elements through prefetch(2^20): the queue grows as the producer runs ahead, in order */
+    tfc_dataset *ds = tfc_dataset_prefetch(tfc_dataset_range(0, 100000, 1, 0, &st), (int64_t)1 << 20, &st);
+    tfc_iterator *it = tfc_iterator_new(ds, &st);
+    REQUIRE(it);
+    int64_t n = 0, bad = 0;
+    for (tfc_tensor *t[1]; tfc_iterator_next(it, t, 1, &st); n++) {
+        bad += *(const int64_t *)tfc_tensor_data(t[0]) != n;
+        tfc_tensor_unref(t[0]);
+    }
+    CHECK(n == 100000 && bad == 0);
+    CHECK_CODE(&st, TFC_OUT_OF_RANGE);
+    tfc_iterator_free(it);
+    tfc_dataset_unref(ds);
+}
+
 /* Calls the op fuzzer (test_op_fuzz) found failing under UBSan, each kept as a case. */
 static void test_fuzzer_finds(void) {
     tfc_status st = TFC_STATUS_INIT;
@@ -294,6 +341,7 @@ int main(void) {
     test_zero_size_huge_dims();
     test_messages_quote_the_caller();
     test_interleave_cycle_from_data();
+    test_prefetch_buffer_from_data();
     test_fuzzer_finds();
     test_keras_json_finds();
     tfc_ctx_free(ctx);
