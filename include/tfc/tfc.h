@@ -20,6 +20,7 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/graphdef.h"
+#include "tfc/saved_model.h"
 #include "tfc/npy.h"
 #include "tfc/summary.h"
 #include "tfc/profiler.h"

@@ -1,0 +1,82 @@
+/* tfc — TensorFlow's SavedModel directories (tensorflow/python/saved_model): saved_model.pb (a SavedModel
+ * message: MetaGraphDefs with the graph, its function library, SignatureDefs and the SavedObjectGraph),
+ * variables/ (a tensor bundle checkpoint) and fingerprint.pb.
+ *
+ * Loading implements the inference half of tf.saved_model.load(export_dir, tags): the variables are restored
+ * and every signature (`loaded.signatures["serving_default"]`) is callable. Models written by TensorFlow 2.x
+ * (tf.saved_model.save of a tf.Module, tf-keras model.save(dir), Keras 3 model.export(dir)) load when the ops
+ * their signatures reach have tfc kernels; the rest of the graph (the save/restore functions) may hold others. */
+#ifndef TFC_SAVED_MODEL_H
+#define TFC_SAVED_MODEL_H
+
+#include "tfc/eager.h"
+#include "tfc/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tfc_saved_model tfc_saved_model;
+typedef struct tfc_saved_model_signature tfc_saved_model_signature;
+
+/* The tag of the serving graph (tf.saved_model.SERVING) and the default signature key
+ * (tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY). */
+#define TFC_SAVED_MODEL_SERVE "serve"
+#define TFC_SAVED_MODEL_DEFAULT_SIGNATURE "serving_default"
+
+/* Loads the SavedModel in export_dir, choosing the MetaGraphDef whose tag set equals tags (n_tags strings;
+ * NULL/0 means {"serve"}), as tf.saved_model.load(export_dir, tags). Variables are created in ctx with the values
+ * of variables/variables.{index,data-*}; signatures are imported into ctx's function library (ctx must outlive
+ * the model). Errors, with TensorFlow's codes and messages naming the file and field:
+ *   NOT_FOUND         no saved_model.pb, no MetaGraphDef with these tags, a variable missing from the checkpoint
+ *   DATA_LOSS         truncated or malformed saved_model.pb or checkpoint (CRC mismatch, short data)
+ *   INVALID_ARGUMENT  bad field values (dtypes, shapes, node references, object-graph ids out of range), a
+ *                     checkpoint value whose dtype or shape differs from its variable
+ *   UNIMPLEMENTED     a signature that reaches an op tfc has no kernel for, sparse or composite signature tensors
+ * Caller owns the result (tfc_saved_model_free). */
+TFC_API tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, const char *const *tags,
+                                              int n_tags, tfc_status *st);
+TFC_API void tfc_saved_model_free(tfc_saved_model *m); /* NULL-safe; frees its variables and signatures */
+
+/* Signatures other than TensorFlow's internal `__saved_model_init_op`, sorted by key (loaded.signatures). */
+TFC_API int tfc_saved_model_num_signatures(const tfc_saved_model *m);
+/* Signature i (0 <= i < num_signatures), or NULL; borrowed from m. */
+TFC_API tfc_saved_model_signature *tfc_saved_model_signature_at(tfc_saved_model *m, int i);
+/* The signature with this key (loaded.signatures[key]), or NULL; borrowed from m. */
+TFC_API tfc_saved_model_signature *tfc_saved_model_signature_find(tfc_saved_model *m, const char *key);
+
+/* A signature input or output: its key, the graph tensor it names ("serving_default_x:0"), dtype and shape
+ * (rank -1: unknown rank; dims -1: unknown), as SignatureDef's TensorInfo. */
+typedef struct tfc_saved_model_tensor_info {
+    const char *key;
+    const char *name;
+    tfc_dtype dtype;
+    tfc_shape shape;
+} tfc_saved_model_tensor_info;
+
+/* The signature's key ("serving_default"), borrowed from the model. */
+TFC_API const char *tfc_saved_model_signature_key(const tfc_saved_model_signature *s);
+/* SignatureDef.method_name ("tensorflow/serving/predict"). */
+TFC_API const char *tfc_saved_model_signature_method(const tfc_saved_model_signature *s);
+/* Inputs and outputs are in key order (the order of `structured_input_signature` and of the result dict). */
+TFC_API int tfc_saved_model_signature_num_inputs(const tfc_saved_model_signature *s);
+TFC_API int tfc_saved_model_signature_num_outputs(const tfc_saved_model_signature *s);
+/* Input / output i (borrowed), or NULL when out of range. */
+TFC_API const tfc_saved_model_tensor_info *tfc_saved_model_signature_input(const tfc_saved_model_signature *s, int i);
+TFC_API const tfc_saved_model_tensor_info *tfc_saved_model_signature_output(const tfc_saved_model_signature *s, int i);
+
+/* Calls the signature, as loaded.signatures[key](**inputs): inputs[i] feeds input i (key order); outputs[i]
+ * receives a new tensor (caller owns it) for output i. n_inputs must equal num_inputs and max_outputs must be
+ * at least num_outputs. INVALID_ARGUMENT when an input's dtype or known dims differ from the signature's,
+ * naming the key; errors of the ops run otherwise (outputs are then all NULL). */
+TFC_API bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *const *inputs, int n_inputs,
+                                            tfc_tensor **outputs, int max_outputs, tfc_status *st);
+
+/* The restored variables (one per VarHandleOp of the graph, in graph order), borrowed from m. */
+TFC_API int tfc_saved_model_num_variables(const tfc_saved_model *m);
+TFC_API tfc_variable *tfc_saved_model_variable(const tfc_saved_model *m, int i);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
