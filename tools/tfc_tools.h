@@ -12,6 +12,9 @@ int tfc_tool_graph(int argc, char **argv);
 void tfc_tool_graph_usage(FILE *f);
 /* `tfc graph run ...` (argv after "run"). */
 int tfc_tool_graph_run(int argc, char **argv);
+/* `tfc checkpoint inspect ...` (tfc_checkpoint.c). */
+int tfc_tool_checkpoint(int argc, char **argv);
+void tfc_tool_checkpoint_usage(FILE *f);
 
 /* `tfc saved_model show|run ...` (tfc_saved_model.c) and `tfc model run ...` (tfc_model.c). */
 int tfc_tool_saved_model(int argc, char **argv);

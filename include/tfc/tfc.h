@@ -26,6 +26,7 @@
 #include "tfc/profiler.h"
 #include "tfc/keras.h"
 #include "tfc/distribute.h"
+#include "tfc/checkpoint.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
 #include "tfc/ops/array.h"

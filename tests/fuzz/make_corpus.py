@@ -163,6 +163,25 @@ def make_text():
     put("text", "empty_lines", b"\x01" + b"\n\n\r\n")
 
 
+def make_checkpoint():
+    # fuzz_checkpoint's input: 2-byte little-endian index length, the .index table, then the data shard
+    import numpy as np
+    import tensorflow as tf
+
+    def bundle(name, **objs):
+        with tempfile.TemporaryDirectory() as d:
+            prefix = tf.train.Checkpoint(**objs).write(os.path.join(d, "ckpt"))
+            with open(prefix + ".index", "rb") as fh:
+                index = fh.read()
+            with open(prefix + ".data-00000-of-00001", "rb") as fh:
+                data = fh.read()
+        put("checkpoint", name, struct.pack("<H", len(index)) + index + data)
+
+    bundle("variables", a=tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3)), b=tf.Variable(np.int64(7)),
+           c=tf.Variable([True, False]), h=tf.Variable(np.array([1.5, -2], np.float16)))
+    bundle("strings", s=tf.Variable(["", "abc", "de"]))
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -170,6 +189,7 @@ def main():
     make_images()
     make_keras()
     make_text()
+    make_checkpoint()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
