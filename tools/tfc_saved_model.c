@@ -70,8 +70,8 @@ static void tag_list(const Tensorflow__MetaGraphDef *mg, bool sorted, char *buf,
 }
 
 static void print_tensor_info(const Tensorflow__TensorInfo *ti, const char *ind) {
-    printf("%s    dtype: %s\n", ind, tfc_sm_dtype_enum_name(ti->dtype));
-    printf("%s    shape: ", ind);
+    printf("%s      dtype: %s\n", ind, tfc_sm_dtype_enum_name(ti->dtype));
+    printf("%s      shape: ", ind);
     if (ti->tensor_shape && ti->tensor_shape->unknown_rank) {
         printf("unknown_rank\n");
     } else {
@@ -80,7 +80,7 @@ static void print_tensor_info(const Tensorflow__TensorInfo *ti, const char *ind)
             printf("%s%lld", d ? ", " : "", (long long)ti->tensor_shape->dim[d]->size);
         printf(")\n");
     }
-    printf("%s    name: %s\n", ind, ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME ? ti->name : "");
+    printf("%s      name: %s\n", ind, ti->encoding_case == TENSORFLOW__TENSOR_INFO__ENCODING_NAME ? ti->name : "");
 }
 
 static void print_signature(Tensorflow__SignatureDef *sd, const char *ind) {
@@ -145,7 +145,11 @@ out:
     printf("The MetaGraph with tag set [");
     for (size_t i = 0; i < mg->meta_info_def->n_tags; i++) printf("%s'%s'", i ? ", " : "", mg->meta_info_def->tags[i]);
     printf("] contains the following ops: {");
-    for (size_t i = 0; i < n; i++) printf("%s'%s'", i ? ", " : "", ops[i]);
+    for (size_t i = 0, shown = 0; i < n; i++) { /* ops only: functions are walked, not listed */
+        bool is_fn = false;
+        for (size_t f = 0; f < nf && !is_fn; f++) is_fn = !strcmp(lib->function[f]->signature->name, ops[i]);
+        if (!is_fn) printf("%s'%s'", shown++ ? ", " : "", ops[i]);
+    }
     printf("}\n");
     free(stack);
 done:

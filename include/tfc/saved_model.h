@@ -10,6 +10,7 @@
 #define TFC_SAVED_MODEL_H
 
 #include "tfc/eager.h"
+#include "tfc/function.h"
 #include "tfc/tensor.h"
 
 #ifdef __cplusplus
@@ -32,8 +33,8 @@ typedef struct tfc_saved_model_signature tfc_saved_model_signature;
  *   DATA_LOSS         truncated or malformed saved_model.pb or checkpoint (CRC mismatch, short data)
  *   INVALID_ARGUMENT  bad field values (dtypes, shapes, node references, object-graph ids out of range), a
  *                     checkpoint value whose dtype or shape differs from its variable
- *   UNIMPLEMENTED     a signature that reaches an op tfc has no kernel for, sparse or composite signature tensors
- * Caller owns the result (tfc_saved_model_free). */
+ * A signature that cannot be imported (an op tfc lacks, sparse or composite tensors: UNIMPLEMENTED, NOT_FOUND)
+ * does not fail the load: its calls return that error. Caller owns the result (tfc_saved_model_free). */
 TFC_API tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, const char *const *tags,
                                               int n_tags, tfc_status *st);
 TFC_API void tfc_saved_model_free(tfc_saved_model *m); /* NULL-safe; frees its variables and signatures */
@@ -72,9 +73,36 @@ TFC_API const tfc_saved_model_tensor_info *tfc_saved_model_signature_output(cons
 TFC_API bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *const *inputs, int n_inputs,
                                             tfc_tensor **outputs, int max_outputs, tfc_status *st);
 
-/* The restored variables (one per VarHandleOp of the graph, in graph order), borrowed from m. */
+/* The variables (one per VarHandleOp of the graph, in graph order), borrowed from m; NULL for a variable no saved
+ * function captures and the checkpoint lacks (asset-path and table variables are restored by TensorFlow's init op,
+ * which tfc does not run). */
 TFC_API int tfc_saved_model_num_variables(const tfc_saved_model *m);
 TFC_API tfc_variable *tfc_saved_model_variable(const tfc_saved_model *m, int i);
+
+/* ---- saving ---- */
+
+/* A signature to export: a traced concrete function (tfc_function_get_concrete_function) whose captures are
+ * variables' handles (saved to variables/, restored by the loader) or eager tensors (saved as constants). */
+typedef struct tfc_saved_model_signature_spec {
+    const char *key;                  /* "serving_default" (TFC_SAVED_MODEL_DEFAULT_SIGNATURE) */
+    tfc_concrete_function *function;
+    const char *const *input_keys;    /* one per input; NULL: the function's argument names */
+    const char *const *output_keys;   /* one per output; NULL: "output_0", "output_1", ... */
+    const char *method_name;          /* NULL: "tensorflow/serving/predict" */
+} tfc_saved_model_signature_spec;
+
+/* Writes a SavedModel with the 'serve' tag set, as tf.saved_model.save(obj, export_dir, signatures=...) does for
+ * its signatures: saved_model.pb (the functions and their callees in the library, a Placeholder per input named
+ * "<key>_<input_key>", a VarHandleOp per captured variable and a SaverDef with RestoreV2/SaveV2 subgraphs),
+ * variables/variables.{index,data-00000-of-00001} (a tensor bundle keyed by variable name, values read now) and
+ * fingerprint.pb. TensorFlow's tf.saved_model.load, saved_model_cli and TF Serving read it; tfc_saved_model_load
+ * too. The files are written into "<export_dir>.tmp-<pid>" and renamed to export_dir (a folder already there is
+ * replaced, and survives a crash before the rename). No SavedObjectGraph is written (TensorFlow loads the
+ * signatures, not the Python objects). Errors:
+ *   INVALID_ARGUMENT  no signature, a missing or duplicate key, a function not traced in ctx
+ *   other codes       from writing files (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ...), naming the path */
+TFC_API bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_model_signature_spec *sigs,
+                                  int n_sigs, tfc_status *st);
 
 #ifdef __cplusplus
 }

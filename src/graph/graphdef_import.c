@@ -316,6 +316,7 @@ static bool import_marked(tfc_graphdef *gd, tfc_flib *lib, bool *want, tfc_statu
             const char *name = gd->pb->library->function[f]->signature->name;
             if (tfc_flib_find(lib, name)) {
                 want[f] = false;
+                progress = true;
                 continue;
             }
             bool ready = true; /* every function f calls is in lib already */

@@ -39,4 +39,7 @@ bool tfc_graphdef_export_graph(const tfc_graph *g, tfc_graphdef *gd, tfc_status 
 /* Appends fn as a FunctionDef (arguments from its Placeholder args, results "node:out_arg:k"). */
 bool tfc_graphdef_export_function(const tfc_gfunc *fn, tfc_graphdef *gd, tfc_status *st);
 
+/* Appends fn and every function it calls (directly or through others) that gd does not hold yet. */
+bool tfc_graphdef_export_function_tree(const tfc_gfunc *fn, const tfc_flib *lib, tfc_graphdef *gd, tfc_status *st);
+
 #endif

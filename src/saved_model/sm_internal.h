@@ -31,7 +31,8 @@ struct tfc_saved_model_signature {
     const Tensorflow__SignatureDef *def;
     int n_in, n_out;
     tfc_saved_model_tensor_info *in, *out;
-    tfc_gfunc *fn;          /* inputs (key order), then the captured variable handles */
+    tfc_gfunc *fn;          /* inputs (key order), then the restored variables' handles */
+    tfc_status error;       /* why fn could not be imported (returned by calls), or OK */
 };
 
 struct tfc_saved_model {

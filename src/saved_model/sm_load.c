@@ -87,10 +87,12 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
         ok = tensor_info(sd->inputs[i]->key, sd->inputs[i]->value, e->key, &s->in[i], st);
         feeds[i] = (tfc_graphdef_feed){s->in[i].name, s->in[i].dtype, s->in[i].shape.rank >= 0 ? &s->in[i].shape : NULL};
     }
+    size_t n_feeds_used = sd->n_inputs;
     for (int v = 0; ok && v < m->n_vars; v++) {
+        if (!m->vars[v]) continue; /* not restored: the graph's own VarHandleOp runs (an uninitialized variable) */
         char *nm = vnames + (size_t)v * 1040;
         snprintf(nm, 1040, "%s:0", m->var_nodes[v]);
-        feeds[sd->n_inputs + (size_t)v] = (tfc_graphdef_feed){nm, TFC_RESOURCE, NULL};
+        feeds[n_feeds_used++] = (tfc_graphdef_feed){nm, TFC_RESOURCE, NULL};
     }
     for (size_t i = 0; ok && i < sd->n_outputs; i++) {
         ok = tensor_info(sd->outputs[i]->key, sd->outputs[i]->value, e->key, &s->out[i], st);
@@ -99,7 +101,7 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
     char name[300];
     snprintf(name, sizeof name, "__saved_model_%d_%.200s", id, e->key);
     tfc_flib *lib = ok ? tfc_ctx_flib(m->ctx, st) : NULL;
-    if (lib && !(s->fn = tfc_graphdef_import_subgraph(m->gd, lib, name, feeds, (int)n_feeds, outs, s->n_out, st))) {
+    if (lib && !(s->fn = tfc_graphdef_import_subgraph(m->gd, lib, name, feeds, (int)n_feeds_used, outs, s->n_out, st))) {
         char pre[300];
         snprintf(pre, sizeof pre, "%s: signature '%s': ", m->dir, e->key);
         tfc_pb_status_prefix(st, pre);
@@ -155,7 +157,15 @@ tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, cons
     const int id = atomic_fetch_add(&model_ids, 1);
     for (size_t i = 0; i < m->mg->n_signature_def; i++) {
         if (!strcmp(m->mg->signature_def[i]->key, INIT_OP_KEY)) continue;
-        if (!load_signature(m, id, m->mg->signature_def[i], &m->sigs[m->n_sigs++], st)) goto fail;
+        /* a signature tfc cannot run (an op without a kernel) keeps its error for its calls; the others load */
+        tfc_saved_model_signature *s = &m->sigs[m->n_sigs++];
+        if (!load_signature(m, id, m->mg->signature_def[i], s, &s->error)) {
+            if (s->error.code == TFC_RESOURCE_EXHAUSTED || !s->key) {
+                *st = s->error;
+                goto fail;
+            }
+            if (s->fn) s->fn = NULL;
+        }
     }
     tfc_status_clear(st);
     return m;
@@ -215,12 +225,17 @@ bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *co
     }
     /* the model owning s: signatures are stored in their model's array */
     m = s->model;
+    if (s->error.code != TFC_OK) {
+        *st = s->error;
+        return false;
+    }
     if (!m || !s->fn) return tfc_status_set(st, TFC_FAILED_PRECONDITION, "signature '%s' is not loaded", s->key);
     const int n = s->fn->n_args;
     tfc_tensor **in = tfc_calloc((size_t)n + 1, sizeof *in);
     if (!in) return tfc_status_oom(st, "signature call", (size_t)n * sizeof *in);
     for (int i = 0; i < n_inputs; i++) in[i] = inputs[i];
-    for (int v = 0; v < m->n_vars; v++) in[n_inputs + v] = tfc_variable_handle(m->vars[v]);
+    for (int v = 0, k = n_inputs; v < m->n_vars && k < n; v++)
+        if (m->vars[v]) in[k++] = tfc_variable_handle(m->vars[v]);
     for (int o = 0; o < s->n_out; o++) outputs[o] = NULL;
     tfc_exec *x = tfc_exec_get(m->ctx, s->fn, st);
     bool ok = x && tfc_exec_run(m->ctx, x, in, n, outputs, st);
