@@ -14,6 +14,8 @@
  * without a name or with dtypes/shapes TensorFlow would refuse, object-graph references out of range,
  * duplicate tag sets); NOT_FOUND when the file is missing (saved_model.pbtxt is not read). */
 Tensorflow__SavedModel *tfc_sm_read(const char *dir, tfc_status *st);
+/* tfc_sm_read's checks on bytes already read; path names them in messages. */
+Tensorflow__SavedModel *tfc_sm_parse(const void *data, size_t size, const char *path, tfc_status *st);
 /* The MetaGraphDef whose tag set equals tags (as sets); NOT_FOUND listing the tag sets there are otherwise. */
 Tensorflow__MetaGraphDef *tfc_sm_find_meta_graph(Tensorflow__SavedModel *sm, const char *dir, const char *const *tags,
                                                  int n_tags, tfc_status *st);

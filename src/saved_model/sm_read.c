@@ -128,21 +128,9 @@ static bool same_tags(const Tensorflow__MetaGraphDef *mg, const char *const *tag
     return true;
 }
 
-Tensorflow__SavedModel *tfc_sm_read(const char *dir, tfc_status *st) {
-    char path[4096];
-    if ((size_t)snprintf(path, sizeof path, "%s/saved_model.pb", dir) >= sizeof path)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "SavedModel directory name too long: %.200s...", dir), NULL;
-    void *buf;
-    size_t size;
-    if (!tfc_file_read_all(path, INT32_MAX, &buf, &size, st)) {
-        if (st->code == TFC_NOT_FOUND)
-            tfc_status_set(st, TFC_NOT_FOUND, "Could not find SavedModel .pb or .pbtxt at supplied export directory "
-                           "path: %s (no %s)", dir, path);
-        return NULL;
-    }
-    Tensorflow__SavedModel *sm = (Tensorflow__SavedModel *)tfc_pb_unpack(&tensorflow__saved_model__descriptor, buf, size,
+Tensorflow__SavedModel *tfc_sm_parse(const void *data, size_t size, const char *path, tfc_status *st) {
+    Tensorflow__SavedModel *sm = (Tensorflow__SavedModel *)tfc_pb_unpack(&tensorflow__saved_model__descriptor, data, size,
                                                                          INT32_MAX, "SavedModel", st);
-    tfc_free(buf);
     if (!sm) {
         char pre[4200];
         snprintf(pre, sizeof pre, "%s: ", path);
@@ -163,6 +151,23 @@ Tensorflow__SavedModel *tfc_sm_read(const char *dir, tfc_status *st) {
         tfc_pb_free(sm);
         return NULL;
     }
+    return sm;
+}
+
+Tensorflow__SavedModel *tfc_sm_read(const char *dir, tfc_status *st) {
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/saved_model.pb", dir) >= sizeof path)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "SavedModel directory name too long: %.200s...", dir), NULL;
+    void *buf;
+    size_t size;
+    if (!tfc_file_read_all(path, INT32_MAX, &buf, &size, st)) {
+        if (st->code == TFC_NOT_FOUND)
+            tfc_status_set(st, TFC_NOT_FOUND, "Could not find SavedModel .pb or .pbtxt at supplied export directory "
+                           "path: %s (no %s)", dir, path);
+        return NULL;
+    }
+    Tensorflow__SavedModel *sm = tfc_sm_parse(buf, size, path, st);
+    tfc_free(buf);
     return sm;
 }
 

@@ -182,6 +182,33 @@ def make_checkpoint():
     bundle("strings", s=tf.Variable(["", "abc", "de"]))
 
 
+def make_saved_model():
+    import numpy as np
+    import tensorflow as tf
+
+    def saved(name, module, signatures):
+        with tempfile.TemporaryDirectory() as d:
+            tf.saved_model.save(module, d, signatures=signatures)
+            with open(os.path.join(d, "saved_model.pb"), "rb") as fh:
+                put("saved_model", name, fh.read())
+
+    class Dense(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def __call__(self, x):
+            return {"y": tf.nn.relu(tf.matmul(x, self.w))}
+
+    m = Dense()
+    saved("dense.pb", m, m.__call__)
+    plain = tf.Module()
+    plain.f = tf.function(lambda a, b: {"s": a + b, "d": a - b},
+                          input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32)])
+    saved("novar.pb", plain, plain.f)
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -190,6 +217,7 @@ def main():
     make_keras()
     make_text()
     make_checkpoint()
+    make_saved_model()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
