@@ -21,27 +21,6 @@ typedef struct {
     const bool *needed;                  /* subgraph import: the nodes to add (NULL: all) */
 } imp;
 
-/* Splits a top-level tensor name "node" / "node:k" into its node index and k (-1 node when absent). */
-static int64_t top_tensor(const imp *m, const char *t, int *k) {
-    const char *c = strchr(t, ':');
-    char buf[1024];
-    size_t n = c ? (size_t)(c - t) : strlen(t);
-    *k = c ? atoi(c + 1) : 0;
-    if (n >= sizeof buf) return -1;
-    memcpy(buf, t, n);
-    buf[n] = 0;
-    return tfc_name_map_get(&m->b->names, buf);
-}
-
-/* The argument a fed top-level tensor became, or -1. */
-static int fed_arg(const imp *m, int64_t node, int k) {
-    for (int f = 0; f < m->n_feeds; f++) {
-        int fk;
-        if (m->feed_nodes[f] == node && (top_tensor(m, m->feeds[f].tensor, &fk), fk == k)) return m->feed_ids[f];
-    }
-    return -1;
-}
-
 /* The GraphDef node an input string names (control, data, function-body syntax); -1 for an argument. */
 static int64_t producer(const imp *m, const char *in) {
     if (in[0] == '^') in++;
@@ -53,6 +32,22 @@ static int64_t producer(const imp *m, const char *in) {
     buf[n] = 0;
     if (m->fdef && !c && tfc_name_map_get(&m->args, buf) >= 0) return -1;
     return tfc_name_map_get(&m->b->names, buf);
+}
+
+/* A top-level tensor name "node" / "node:k": its node index (-1: no such node) and k. */
+static int64_t top_tensor(const imp *m, const char *t, int *k) {
+    const char *c = strchr(t, ':');
+    *k = c ? atoi(c + 1) : 0;
+    return producer(m, t);
+}
+
+/* The argument a fed top-level tensor became, or -1. */
+static int fed_arg(const imp *m, int64_t node, int k) {
+    for (int f = 0; f < m->n_feeds; f++) {
+        int fk;
+        if (m->feed_nodes[f] == node && (top_tensor(m, m->feeds[f].tensor, &fk), fk == k)) return m->feed_ids[f];
+    }
+    return -1;
 }
 
 /* A data input string -> IR port. */

@@ -17,13 +17,6 @@
 
 static atomic_int model_ids;
 
-static char *dup(const char *s) {
-    size_t n = strlen(s) + 1;
-    char *d = tfc_malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
 static void sig_clear(tfc_saved_model *m, tfc_saved_model_signature *s) {
     tfc_flib *lib = tfc_ctx_flib(m->ctx, &(tfc_status){0});
     if (lib && s->fn) tfc_flib_remove(lib, s->fn);
@@ -74,7 +67,7 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
     s->model = m;
     s->n_in = (int)sd->n_inputs;
     s->n_out = (int)sd->n_outputs;
-    s->key = dup(e->key);
+    s->key = tfc_strdup(e->key);
     s->in = tfc_calloc(sd->n_inputs + 1, sizeof *s->in);
     s->out = tfc_calloc(sd->n_outputs + 1, sizeof *s->out);
     const size_t n_feeds = sd->n_inputs + (size_t)m->n_vars;
@@ -115,7 +108,7 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
 tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, const char *const *tags, int n_tags,
                                       tfc_status *st) {
     tfc_saved_model *m = tfc_calloc(1, sizeof *m);
-    if (!m || !(m->dir = dup(export_dir))) {
+    if (!m || !(m->dir = tfc_strdup(export_dir))) {
         tfc_free(m);
         return tfc_status_oom(st, "SavedModel", sizeof *m), NULL;
     }
@@ -142,7 +135,7 @@ tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, cons
         goto fail;
     }
     for (size_t i = 0, v = 0; i < gd->top.n_nodes; i++)
-        if (!strcmp(gd->top.nodes[i]->op, "VarHandleOp") && !(m->var_nodes[v++] = dup(gd->top.nodes[i]->name))) {
+        if (!strcmp(gd->top.nodes[i]->op, "VarHandleOp") && !(m->var_nodes[v++] = tfc_strdup(gd->top.nodes[i]->name))) {
             tfc_status_oom(st, "SavedModel variables", 64);
             goto fail;
         }
