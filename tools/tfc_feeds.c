@@ -1,5 +1,5 @@
 /* Inputs and outputs of the run commands, in saved_model_cli's syntax: --inputs 'key=file.npy;key2=file2.npy',
- * --input_exprs 'key=[[1.0, 2.0]];key2=3' (numeric literals and nested lists), and results written as
+ * --input_exprs 'key=[[1.0, 2.0]];key2=3;key3=np.ones((2,3))' (numeric literals, nested lists, np.ones/np.zeros), and results written as
  * <outdir>/<output_key>.npy, refusing to replace a file without --overwrite. */
 #include <ctype.h>
 #include <errno.h>
@@ -100,7 +100,47 @@ static void parse_value(lit *l, int depth) {
     l->vals[l->n++] = v;
 }
 
+/* np.ones(SHAPE) / np.zeros(SHAPE) (also numpy.), SHAPE an int or a tuple/list of ints: saved_model_cli's
+ * documented --input_exprs forms besides literals. NULL (st untouched) when expr is not one. */
+static tfc_tensor *numpy_fill(const char *expr, tfc_dtype dtype, tfc_status *st) {
+    const char *p = expr;
+    while (isspace((unsigned char)*p)) p++;
+    if (!strncmp(p, "numpy.", 6)) p += 6;
+    else if (!strncmp(p, "np.", 3)) p += 3;
+    else return NULL;
+    double v;
+    if (!strncmp(p, "ones(", 5)) v = 1, p += 5;
+    else if (!strncmp(p, "zeros(", 6)) v = 0, p += 6;
+    else return NULL;
+    int64_t dims[TFC_MAX_RANK];
+    int rank = 0;
+    while (isspace((unsigned char)*p)) p++;
+    const bool seq = *p == '(' || *p == '[';
+    if (seq) p++;
+    for (;;) {
+        while (isspace((unsigned char)*p) || (rank && *p == ',')) p++;
+        if (*p == ')' || *p == ']') break;
+        char *end;
+        long long d = strtoll(p, &end, 10);
+        if (end == p || d < 0 || rank == TFC_MAX_RANK) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "'%s': bad shape", expr), NULL;
+        dims[rank++] = d;
+        p = end;
+        if (!seq) break;
+    }
+    if (seq) p++;
+    while (isspace((unsigned char)*p)) p++;
+    if (*p != ')' || p[1]) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "'%s': expected np.ones(shape) or np.zeros(shape)", expr), NULL;
+    tfc_tensor *t = tfc_tensor_new(dtype, dims, rank, st);
+    if (t && v != 0) {
+        void *data = tfc_tensor_mutable_data(t);
+        for (int64_t i = 0; i < tfc_tensor_num_elements(t); i++) tfc_dtype_set_f64(dtype, data, i, v);
+    }
+    return t;
+}
+
 tfc_tensor *tfc_tool_parse_literal(const char *expr, tfc_dtype dtype, tfc_status *st) {
+    tfc_tensor *filled = numpy_fill(expr, dtype, st);
+    if (filled || st->code != TFC_OK) return filled;
     lit l = {.p = expr, .rank = -1};
     for (int d = 0; d < TFC_MAX_RANK; d++) l.dims[d] = -1;
     parse_value(&l, 0);
@@ -109,7 +149,7 @@ tfc_tensor *tfc_tool_parse_literal(const char *expr, tfc_dtype dtype, tfc_status
     if (l.bad || *l.p || l.rank < 0) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "'%s' is not a number or a (nested) list of numbers", expr);
     } else if ((t = tfc_tensor_new(dtype, l.dims, l.rank, st))) {
-        void *data = (void *)tfc_tensor_data(t);
+        void *data = tfc_tensor_mutable_data(t);
         for (int64_t i = 0; i < l.n; i++) tfc_dtype_set_f64(dtype, data, i, l.vals[i]);
     }
     free(l.vals);

@@ -32,7 +32,8 @@ typedef struct tfc_tool_pair {
 } tfc_tool_pair;
 /* Splits 'k=v;k2=v2' (s modified) into out; -1 (message printed) for a malformed entry or more than max. */
 int tfc_tool_parse_pairs(char *s, tfc_tool_pair *out, int max, const char *prog, const char *flag);
-/* A number or nested list of numbers ("[[1, 2.5], [3, 4]]", True/False) as a tensor of dtype. */
+/* A number or nested list of numbers ("[[1, 2.5], [3, 4]]", True/False), or np.ones(shape) / np.zeros(shape),
+ * as a tensor of dtype. */
 tfc_tensor *tfc_tool_parse_literal(const char *expr, tfc_dtype dtype, tfc_status *st);
 /* Fills paths[o] = outdir/keys[o].npy, refusing existing files without overwrite, and creates outdir. */
 bool tfc_tool_output_paths(const char *prog, const char *outdir, const char *const *keys, int n, bool overwrite,

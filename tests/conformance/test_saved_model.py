@@ -109,7 +109,7 @@ def test_run_output_layout_matches_saved_model_cli(models, tmp_path, rng):
              "--input_exprs", "x=[[1.0" + ", 1.0" * (models["n_in"] - 1) + "]]", "--outdir", str(ours), check=False)
     assert r.returncode == 1 and "already exists" in r.stderr and "--overwrite" in r.stderr
     _tfc("saved_model", "run", "--dir", path, "--tag_set", "serve", "--signature_def", "serving_default",
-         "--input_exprs", "x=[[1.0" + ", 1.0" * (models["n_in"] - 1) + "]]", "--outdir", str(ours), "--overwrite")
+         "--input_exprs", f"x=np.ones((1, {models['n_in']}))", "--outdir", str(ours), "--overwrite")
     want = _tf_signature(path)(x=tf.ones((1, models["n_in"])))
     assert_close(np.load(ours / "y.npy"), want["y"].numpy(), "float32")
 
