@@ -94,11 +94,14 @@ typedef struct tfc_saved_model_signature_spec {
 /* Writes a SavedModel with the 'serve' tag set, as tf.saved_model.save(obj, export_dir, signatures=...) does for
  * its signatures: saved_model.pb (the functions and their callees in the library, a Placeholder per input named
  * "<key>_<input_key>", a VarHandleOp per captured variable and a SaverDef with RestoreV2/SaveV2 subgraphs),
- * variables/variables.{index,data-00000-of-00001} (a tensor bundle keyed by variable name, values read now) and
+ * variables/variables.{index,data-00000-of-00001} (a tensor bundle of the variables' current values) and
  * fingerprint.pb. TensorFlow's tf.saved_model.load, saved_model_cli and TF Serving read it; tfc_saved_model_load
  * too. The files are written into "<export_dir>.tmp-<pid>" and renamed to export_dir (a folder already there is
- * replaced, and survives a crash before the rename). No SavedObjectGraph is written (TensorFlow loads the
- * signatures, not the Python objects). Errors:
+ * replaced, and survives a crash before the rename). When every signature's input and output keys are in sorted
+ * order (TensorFlow flattens dicts by key) and its captures are variables, a SavedObjectGraph is written too (a
+ * root object with the variables as attributes by name and `signatures`) with an object-based checkpoint
+ * ("<name>/.ATTRIBUTES/VARIABLE_VALUE" keys), which tf.saved_model.load restores as Python objects; otherwise
+ * TensorFlow loads the signatures through the SaverDef (its TF1 path). Errors:
  *   INVALID_ARGUMENT  no signature, a missing or duplicate key, a function not traced in ctx
  *   other codes       from writing files (PERMISSION_DENIED, RESOURCE_EXHAUSTED, ...), naming the path */
 TFC_API bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_model_signature_spec *sigs,

@@ -3,7 +3,8 @@
  * per input ("<key>_<input>"), a VarHandleOp per captured variable (shared_name = its checkpoint key), a Const per
  * other captured tensor, and one StatefulPartitionedCall per signature. A SaverDef names the restore subgraph
  * (RestoreV2 -> AssignVariableOp -> save/restore_all) and the save subgraph (SaveV2), which TensorFlow runs to
- * restore variables/ when the MetaGraphDef has no SavedObjectGraph. Everything is written into a temporary folder
+ * restore variables/ when the MetaGraphDef has no SavedObjectGraph (sm_save_objects.c writes one when it can).
+ * Everything is written into a temporary folder
  * next to export_dir and renamed into place. */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@
 #include "proto/graphdef_internal.h"
 #include "saved_model/bundle.h"
 #include "saved_model/sm_internal.h"
+#include "saved_model/sm_save_objects.h"
 #include "tfc/version.h"
 
 #define PREDICT "tensorflow/serving/predict"
@@ -33,6 +35,8 @@ typedef struct {
     int n_vars, cap_vars;
     char **used;         /* node names taken at the top level */
     int n_used, cap_used;
+    char **keys;         /* each variable's checkpoint key */
+    tfc_sm_sig_objects *objs; /* per signature, for the object graph (arrays owned here) */
 } saver;
 
 static bool oom(saver *s) { return tfc_status_oom(s->st, "SavedModel save", 256); }
@@ -190,6 +194,21 @@ static bool add_signature(saver *s, const tfc_saved_model_signature_spec *spec, 
         sd->outputs[sd->n_outputs++] = e;
     }
     if (ok && !(sd->method_name = tfc_strdup(spec->method_name ? spec->method_name : PREDICT))) ok = oom(s);
+    /* what the object graph says of this signature (keys borrowed from sd) */
+    tfc_sm_sig_objects *g = &s->objs[index];
+    const char **ik = tfc_calloc((size_t)n_in + 1, sizeof *ik), **ok_ = tfc_calloc((size_t)n_out + 1, sizeof *ok_);
+    tfc_tensor_spec *is = tfc_calloc((size_t)n_in + 1, sizeof *is), *os = tfc_calloc((size_t)n_out + 1, sizeof *os);
+    int *bound = tfc_calloc((size_t)n_caps + 1, sizeof *bound);
+    *g = (tfc_sm_sig_objects){spec->key, fname, n_in, n_out, n_caps, ik, is, ok_, os, bound};
+    if (ok && (!ik || !ok_ || !is || !os || !bound)) ok = oom(s);
+    for (int i = 0; ok && i < n_in; i++) ik[i] = sd->inputs[i]->key, is[i] = tfc_concrete_function_input_spec(spec->function, i);
+    for (int o = 0; ok && o < n_out; o++) ok_[o] = sd->outputs[o]->key, os[o] = tfc_concrete_function_output_spec(spec->function, o);
+    for (int c = 0; ok && c < n_caps; c++) {
+        tfc_variable *v = tfc_variable_from_handle(tfc_concrete_function_capture(spec->function, c));
+        bound[c] = -1;
+        for (int k = 0; v && k < s->n_vars; k++)
+            if (s->vars[k] == v) bound[c] = k;
+    }
     for (int i = 0; ins && i < n_in + n_caps; i++) tfc_free(ins[i]);
     tfc_free(ins);
     tfc_free(tin);
@@ -206,7 +225,7 @@ static bool add_saver(saver *s, Tensorflow__SaverDef *sv) {
     tfc_tensor *names = NULL, *slices = NULL;
     bool ok = keys && empty && dts && ins;
     if (!ok) return tfc_free(keys), tfc_free(empty), tfc_free(dts), tfc_free(ins), oom(s);
-    for (int i = 0; i < n; i++) keys[i] = s->var_names[i], empty[i] = "", dts[i] = tfc_variable_dtype(s->vars[i]);
+    for (int i = 0; i < n; i++) keys[i] = s->keys[i], empty[i] = "", dts[i] = tfc_variable_dtype(s->vars[i]);
     const int64_t dim = n;
     ok = (names = tfc_tensor_from_strings(keys, NULL, &dim, 1, s->st)) &&
          (slices = tfc_tensor_from_strings(empty, NULL, &dim, 1, s->st));
@@ -299,7 +318,8 @@ static void remove_tree(const char *dir) {
     rmdir(dir);
 }
 
-static bool write_files(saver *s, const char *tmp, const Tensorflow__SavedModel *sm) {
+static bool write_files(saver *s, const char *tmp, const Tensorflow__SavedModel *sm, const uint8_t *ckpt_graph,
+                        size_t ckpt_size) {
     char path[4300];
     uint8_t *bytes = NULL;
     size_t size = 0;
@@ -310,8 +330,13 @@ static bool write_files(saver *s, const char *tmp, const Tensorflow__SavedModel 
         ok = w != NULL;
         for (int i = 0; ok && i < s->n_vars; i++) {
             tfc_tensor *v = tfc_variable_read(s->ctx, s->vars[i], s->st);
-            ok = v && tfc_bundle_writer_add(w, s->var_names[i], v, s->st);
+            ok = v && tfc_bundle_writer_add(w, s->keys[i], v, s->st);
             tfc_tensor_unref(v);
+        }
+        if (ok && ckpt_graph) {
+            tfc_tensor *g = tfc_tensor_from_strings((const char *[]){(const char *)ckpt_graph}, &ckpt_size, NULL, 0, s->st);
+            ok = g && tfc_bundle_writer_add(w, TFC_BUNDLE_OBJECT_GRAPH_KEY, g, s->st);
+            tfc_tensor_unref(g);
         }
         ok = ok && tfc_bundle_writer_finish(w, s->st);
         tfc_bundle_writer_free(w);
@@ -376,8 +401,11 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
     char tf_version[] = "2.21.0", git_version[64];
     snprintf(git_version, sizeof git_version, "tfc %s", tfc_version());
     Tensorflow__MetaGraphDef__SignatureDefEntry **entries = tfc_calloc((size_t)n_sigs + 1, sizeof *entries);
-    bool ok = (s.gd = tfc_graphdef_new(st)) != NULL && entries;
-    if (!entries) oom(&s);
+    s.objs = tfc_calloc((size_t)n_sigs + 1, sizeof *s.objs);
+    bool ok = (s.gd = tfc_graphdef_new(st)) != NULL && entries && s.objs;
+    if (!entries || !s.objs) oom(&s);
+    uint8_t *og_bytes = NULL, *ckpt_graph = NULL;
+    size_t og_size = 0, ckpt_size = 0;
     for (int i = 0; ok && i < n_sigs; i++) {
         Tensorflow__MetaGraphDef__SignatureDefEntry *e = tfc_malloc(sizeof *e);
         Tensorflow__SignatureDef *sd = tfc_malloc(sizeof *sd);
@@ -400,6 +428,20 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
             tfc_pb_status_prefix(st, pre);
         }
     }
+    /* the object graph when TensorFlow's structured signatures can describe the functions; its checkpoint keys */
+    ok = ok && tfc_sm_object_graphs(s.vars, (const char *const *)s.var_names, s.n_vars, s.objs, n_sigs, &og_bytes,
+                                    &og_size, &ckpt_graph, &ckpt_size, st);
+    if (ok && og_bytes &&
+        !(mg.object_graph_def = (Tensorflow__SavedObjectGraph *)tfc_pb_unpack(&tensorflow__saved_object_graph__descriptor,
+                                                                              og_bytes, og_size, INT32_MAX, "SavedObjectGraph", st)))
+        ok = false;
+    if (ok && !(s.keys = tfc_calloc((size_t)s.n_vars + 1, sizeof *s.keys))) ok = oom(&s);
+    for (int i = 0; ok && i < s.n_vars; i++) {
+        char key[1200];
+        if (og_bytes) tfc_sm_checkpoint_key(s.var_names[i], key, sizeof key);
+        else snprintf(key, sizeof key, "%s", s.var_names[i]);
+        if (!(s.keys[i] = tfc_strdup(key))) ok = oom(&s);
+    }
     ok = ok && (!s.n_vars || add_saver(&s, &sv));
     tfc_graphdef_opts vo = {.allow_unknown_ops = true};
     ok = ok && tfc_graphdef_validate(s.gd, &vo, st);
@@ -417,7 +459,7 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
         sm.saved_model_schema_version = 1;
         sm.n_meta_graphs = 1, sm.meta_graphs = mgs;
         remove_tree(tmp);
-        ok = write_files(&s, tmp, &sm) && install(tmp, export_dir, st);
+        ok = write_files(&s, tmp, &sm, ckpt_graph, ckpt_size) && install(tmp, export_dir, st);
         if (!ok) remove_tree(tmp);
     }
     for (int i = 0; entries && i < (int)mg.n_signature_def; i++) tfc_pb_free(entries[i]);
@@ -425,6 +467,19 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
     char *owned[3] = {sv.filename_tensor_name, sv.save_tensor_name, sv.restore_op_name};
     for (int i = 0; i < 3; i++)
         if (owned[i] != protobuf_c_empty_string) tfc_free(owned[i]);
+    tfc_pb_free(mg.object_graph_def);
+    tfc_free(og_bytes);
+    tfc_free(ckpt_graph);
+    for (int i = 0; s.objs && i < n_sigs; i++) {
+        tfc_free((void *)s.objs[i].in_keys);
+        tfc_free((void *)s.objs[i].in_specs);
+        tfc_free((void *)s.objs[i].out_keys);
+        tfc_free((void *)s.objs[i].out_specs);
+        tfc_free((void *)s.objs[i].bound);
+    }
+    tfc_free(s.objs);
+    for (int i = 0; s.keys && i < s.n_vars; i++) tfc_free(s.keys[i]);
+    tfc_free(s.keys);
     for (int i = 0; i < s.n_vars; i++) tfc_free(s.var_names[i]);
     for (int i = 0; i < s.n_used; i++) tfc_free(s.used[i]);
     tfc_free(s.vars);

@@ -200,8 +200,11 @@ def test_tensorflow_loads_what_tfc_saves(tmp_path, rng):
         loaded = tf.saved_model.load(out)
         sig = loaded.signatures["serving_default"]
         x = rng.standard_normal((int(rng.integers(1, 5)), n_in)).astype(np.float32)
-        # the values come from variables/, restored by TensorFlow through the SaverDef's RestoreV2
+        # the values come from variables/ (an object-based checkpoint): TensorFlow rebuilt the root object with
+        # the variables as attributes from the SavedObjectGraph
         assert_close(sig(x=tf.constant(x))["y"].numpy(), np.maximum(x @ w + b, 0), "float32", msg=f"save {rep}")
+        np.testing.assert_array_equal(getattr(loaded, "dense/kernel").numpy(), w)
+        np.testing.assert_array_equal(getattr(loaded, "dense/bias").numpy(), b)
     shown = _cli_show(cli._show_inputs_outputs, out, "serve", "serving_default")
     assert "inputs['x'] tensor_info:" in shown and f"shape: (-1, {n_in})" in shown and "outputs['y']" in shown
     assert _tfc("saved_model", "show", "--dir", out, "--tag_set", "serve", "--signature_def",
