@@ -18,6 +18,7 @@ typedef struct {
 
 static int dense_fn(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out, void *user,
                     tfc_status *st) {
+    (void)n_in, (void)max_out; /* the input signature fixes one input and one output */
     dense *d = user;
     tfc_tensor *w = tfc_variable_read(ctx, d->w, st), *b = w ? tfc_variable_read(ctx, d->b, st) : NULL, *h, *y;
     if (!b || !(h = tfc_matmul(ctx, in[0], w, false, false, st)) || !(h = tfc_add(ctx, h, b, st)) || !(y = tfc_relu(ctx, h, st)))
