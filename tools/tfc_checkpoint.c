@@ -50,6 +50,7 @@ typedef struct {
     bool sci, floating;
     int lpad, rpad, width;
     int sci_digits; /* scientific mode: fraction digits of every mantissa (the most any element needs, <= 8) */
+    int exp_digits; /* scientific mode: exponent digits of every element (at least 2) */
     const tfc_shape *shape;
     bool summarize;
 } np_fmt;
@@ -134,7 +135,7 @@ static void fmt_elem(const np_fmt *f, int64_t i, char *out, size_t n) {
         char *e = strchr(m, 'e');
         *e = 0;
         int ex = atoi(e + 1);
-        snprintf(out, n, "%s%se%c%02d", m, strchr(m, '.') ? "" : ".", ex < 0 ? '-' : '+', abs(ex));
+        snprintf(out, n, "%s%se%c%0*d", m, strchr(m, '.') ? "" : ".", ex < 0 ? '-' : '+', f->exp_digits, abs(ex));
         return;
     }
     int p = shortest_prec(v, f->dt, false);
@@ -168,11 +169,28 @@ static char *padded_elem(const np_fmt *f, int64_t i) {
     }
     char raw[128];
     fmt_elem(f, i, raw, sizeof raw);
+    char *out = malloc(256);
+    if (!out) return NULL;
+    if (f->floating && !isfinite(elem(f, i))) { /* right-aligned in the whole column */
+        snprintf(out, 256, "%*s", f->lpad + f->rpad, raw);
+        return out;
+    }
     int l, r;
     split_widths(f, raw, &l, &r);
-    char *out = malloc(256);
-    if (out) snprintf(out, 256, "%*s%s%*s", f->lpad - l, "", raw, f->floating ? f->rpad - r : 0, "");
+    snprintf(out, 256, "%*s%s%*s", f->lpad - l, "", raw, f->floating ? f->rpad - r : 0, "");
     return out;
+}
+
+/* Whether element i is printed: with summarization, numpy formats (and shows) only the 3 leading and trailing
+ * items of each dimension longer than 6. */
+static bool shown(const np_fmt *f, int64_t i) {
+    if (!f->summarize) return true;
+    for (int d = f->shape->rank - 1; d >= 0; d--) {
+        int64_t n = f->shape->dims[d], k = i % n;
+        if (n > 6 && k >= 3 && k < n - 3) return false;
+        i /= n;
+    }
+    return true;
 }
 
 static void np_prepare(np_fmt *f) {
@@ -182,76 +200,143 @@ static void np_prepare(np_fmt *f) {
     if (f->floating) {
         double mx = 0, mn = INFINITY;
         for (int64_t i = 0; i < n; i++) {
+            if (!shown(f, i)) continue;
             double a = fabs(elem(f, i));
             if (!isfinite(a)) continue;
             if (a > mx) mx = a;
             if (a != 0 && a < mn) mn = a;
         }
-        f->sci = mn != INFINITY && (mx >= 1e8 || mn < 1e-4 || mx / mn > 1e3);
+        /* numpy: 10^min(8, finfo(dtype).precision) */
+        double cutoff = f->dt == TFC_HALF ? 1e3 : f->dt == TFC_BFLOAT16 ? 1e2 : f->dt == TFC_FLOAT ? 1e6 : 1e8;
+        f->sci = mn != INFINITY && (mx >= cutoff || mn < 1e-4 || mx / mn > 1e3);
+        f->exp_digits = 2;
         for (int64_t i = 0; f->sci && i < n; i++) {
             double v = elem(f, i);
-            int d = isfinite(v) ? shortest_prec(v, f->dt, true) - 1 : 0;
+            if (!shown(f, i) || !isfinite(v)) continue;
+            int d = shortest_prec(v, f->dt, true) - 1;
             if (d > NP_PRECISION) d = NP_PRECISION;
             if (d > f->sci_digits) f->sci_digits = d;
+            if (v != 0 && fabs(log10(fabs(v))) >= 99.5) f->exp_digits = 3;
         }
     }
     char buf[128];
+    bool nonfinite = false, neginf = false;
     for (int64_t i = 0; f->dt != TFC_STRING && i < n; i++) {
+        if (!shown(f, i)) continue;
+        if (f->floating && !isfinite(elem(f, i))) {
+            nonfinite = true;
+            neginf = neginf || elem(f, i) < 0;
+            continue;
+        }
         fmt_elem(f, i, buf, sizeof buf);
         int l, r;
         split_widths(f, buf, &l, &r);
         if (l > f->lpad) f->lpad = l;
         if (r > f->rpad) f->rpad = r;
     }
+    if (f->dt == TFC_BOOL) f->lpad = 5; /* numpy prints " True" in arrays */
+    if (nonfinite) { /* room for "nan" / "-inf" */
+        int need = 3 + (neginf ? 1 : 0) - f->rpad;
+        if (f->lpad < need) f->lpad = need;
+    }
     f->width = f->lpad + (f->floating ? f->rpad : 0);
 }
 
-static void print_block(const np_fmt *f, int dim, int64_t base, int64_t stride, int indent, int *col) {
+/* Output with numpy's line handling: an element's right padding is held back and dropped when a line ends
+ * there (numpy strips each wrapped line). */
+typedef struct {
+    int col, pending;
+} np_out;
+
+static void out_text(np_out *o, const char *s) {
+    if (o->pending) printf("%*s", o->pending, "");
+    o->col += o->pending + (int)strlen(s);
+    o->pending = 0;
+    fputs(s, stdout);
+}
+
+static void out_newlines(np_out *o, int n, int indent) {
+    o->pending = 0;
+    for (int k = 0; k < n; k++) putchar('\n');
+    printf("%*s", indent, "");
+    o->col = indent;
+}
+
+/* One word of the last dimension: wrapped as numpy's _extendLine (line width 75, less one for each enclosing
+ * bracket and one for the closing bracket of this row). */
+static void out_word(np_out *o, const char *w, bool first, int indent) {
+    int len = (int)strlen(w);
+    if (!first) {
+        if (o->col + o->pending + 1 + len > 74 - indent) out_newlines(o, 1, indent + 1);
+        else out_text(o, " ");
+    }
+    size_t n = strlen(w);
+    while (n && w[n - 1] == ' ') n--;
+    char *t = malloc(n + 1);
+    if (!t) return;
+    memcpy(t, w, n);
+    t[n] = 0;
+    out_text(o, t);
+    o->pending = len - (int)n;
+    free(t);
+}
+
+static void print_block(const np_fmt *f, int dim, int64_t base, int64_t stride, int indent, np_out *o) {
     int64_t n = f->shape->dims[dim];
     int64_t inner = stride / (n ? n : 1);
-    putchar('[');
-    (*col)++;
+    bool lastdim = dim == f->shape->rank - 1;
+    out_text(o, "[");
     for (int64_t i = 0; i < n; i++) {
         if (f->summarize && n > 6 && i == 3) {
-            if (dim == f->shape->rank - 1) {
-                fputs(" ...", stdout);
-                *col += 4;
-            } else {
-                printf("\n%*s...", indent + 1, "");
-                *col = indent + 4;
-                for (int k = dim; k < f->shape->rank - 1; k++) putchar('\n');
-                printf("%*s", indent + 1, "");
-                *col = indent + 1;
+            if (lastdim) {
+                out_word(o, "...", false, indent);
+            } else { /* a row of its own, separated as the rows around it */
+                out_newlines(o, f->shape->rank - 1 - dim, indent + 1);
+                out_text(o, "...");
             }
             i = n - 3;
         }
-        if (dim == f->shape->rank - 1) {
+        if (lastdim) {
             char *buf = padded_elem(f, base + i);
             if (!buf) continue;
-            int w = (int)strlen(buf);
-            if (i > 0) {
-                if (*col + 1 + w + 1 > 75) {
-                    printf("\n%*s", indent + 1, "");
-                    *col = indent + 1;
-                } else {
-                    putchar(' ');
-                    (*col)++;
-                }
-            }
-            fputs(buf, stdout);
+            out_word(o, buf, i == 0, indent);
             free(buf);
-            *col += w;
         } else {
-            if (i > 0) {
-                for (int k = dim; k < f->shape->rank - 1; k++) putchar('\n');
-                printf("%*s", indent + 1, "");
-                *col = indent + 1;
-            }
-            print_block(f, dim + 1, base + i * inner, inner, indent + 1, col);
+            if (i > 0) out_newlines(o, f->shape->rank - 1 - dim, indent + 1);
+            print_block(f, dim + 1, base + i * inner, inner, indent + 1, o);
         }
     }
-    putchar(']');
-    (*col)++;
+    out_text(o, "]");
+}
+
+/* str() of a numpy float scalar: the shortest round-trip digits, positional ("1.0", "0.0001") for 1e-4 <= |v| <
+ * 10^(precision+1) (1e16 for float64, 1e7 float32, 1e4 float16) or 0, else scientific ("1e+07", "5e-05"). */
+static void scalar_float(const np_fmt *f, char *out, size_t n) {
+    double v = elem(f, 0), a = fabs(v);
+    if (isnan(v) || isinf(v)) {
+        snprintf(out, n, "%s", isnan(v) ? "nan" : v < 0 ? "-inf" : "inf");
+        return;
+    }
+    double cutoff = f->dt == TFC_DOUBLE ? 1e16 : f->dt == TFC_FLOAT ? 1e7 : f->dt == TFC_HALF ? 1e4 : 1e3;
+    if (v == 0 || (a >= 1e-4 && a < cutoff)) {
+        int p = shortest_prec(v, f->dt, false);
+        char g[400];
+        snprintf(g, sizeof g, "%.*g", p, v);
+        char *e = strchr(g, 'e');
+        if (e) {
+            int decimals = p - 1 - atoi(e + 1);
+            snprintf(g, sizeof g, "%.*f", decimals > 0 ? decimals : 0, v);
+        }
+        snprintf(out, n, "%.60s%s", g, strchr(g, '.') ? "" : ".0");
+        return;
+    }
+    int p = shortest_prec(v, f->dt, true);
+    char m[64];
+    snprintf(m, sizeof m, "%.*e", p - 1, v);
+    char *e = strchr(m, 'e');
+    *e = 0;
+    int ex = atoi(e + 1);
+    snprintf(out, n, "%se%c%02d", m, ex < 0 ? '-' : '+', abs(ex));
 }
 
 static void print_array(const tfc_tensor *t) {
@@ -259,14 +344,19 @@ static void print_array(const tfc_tensor *t) {
     np_prepare(&f);
     if (f.shape->rank == 0) {
         char buf[128];
-        fmt_elem(&f, 0, buf, sizeof buf);
+        if (f.floating) scalar_float(&f, buf, sizeof buf);
+        else fmt_elem(&f, 0, buf, sizeof buf);
         char *str = f.dt == TFC_STRING ? padded_elem(&f, 0) : NULL;
         printf("%s\n", str ? str : buf);
         free(str);
         return;
     }
-    int col = 0;
-    print_block(&f, 0, 0, tfc_tensor_num_elements(t), 0, &col);
+    if (tfc_tensor_num_elements(t) == 0) { /* numpy prints every empty array as [] */
+        printf("[]\n");
+        return;
+    }
+    np_out o = {0};
+    print_block(&f, 0, 0, tfc_tensor_num_elements(t), 0, &o);
     putchar('\n');
 }
 

@@ -79,6 +79,13 @@ TFC_API bool tfc_trackable_track_child(tfc_trackable *t, const char *local_name,
 TFC_API bool tfc_trackable_track_slot(tfc_trackable *t, tfc_variable *original, const char *slot_name,
                                       tfc_variable *slot, tfc_status *st);
 
+/* Callbacks of an object whose checkpointed values mirror state kept elsewhere (a hyper-parameter held as a
+ * number, saved as a variable): saving(user) runs before its variables are written, restored(user) after a
+ * restore assigned values to variables anywhere in the checkpoint, free_user(user) when t is freed. Any may be
+ * NULL. */
+TFC_API void tfc_trackable_set_hooks(tfc_trackable *t, void (*saving)(void *user), void (*restored)(void *user),
+                                     void (*free_user)(void *user), void *user);
+
 /* ---- tf.train.Checkpoint ----------------------------------------------------------------------------------- */
 typedef struct tfc_checkpoint tfc_checkpoint;
 typedef struct tfc_checkpoint_status tfc_checkpoint_status;

@@ -63,6 +63,7 @@ int64_t tfc_checkpoint_save_counter(const tfc_checkpoint *c) {
 bool tfc_checkpoint_write(tfc_checkpoint *c, const char *file_prefix, tfc_status *st) {
     tfc_ckpt_graph g;
     if (!tfc_ckpt_graph_build(c->root, &g, st)) return false;
+    tfc_ckpt_graph_hooks(&g, false);
     uint8_t *gb = NULL;
     size_t glen = 0;
     tfc_tensor *gt = NULL;
@@ -300,6 +301,7 @@ tfc_checkpoint_status *tfc_checkpoint_restore(tfc_checkpoint *c, const char *sav
             got[match[cid]] = used[cid] = ok;
         }
     }
+    if (ok) tfc_ckpt_graph_hooks(&g, true);
     for (size_t cid = 0; ok && cid < nn; cid++) {
         const char *key = value_key(og->nodes[cid]);
         if (key && !used[cid]) ok = push_name(&s->unused, &s->n_unused, key, st);

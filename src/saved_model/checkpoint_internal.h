@@ -64,6 +64,8 @@ void tfc_ckpt_graph_free(tfc_ckpt_graph *g);
 char *tfc_ckpt_node_key(const tfc_ckpt_graph *g, int node);
 /* The TrackableObjectGraph of g, serialised (a tfc_malloc'd buffer). */
 bool tfc_ckpt_graph_serialize(const tfc_ckpt_graph *g, uint8_t **out, size_t *size, tfc_status *st);
+/* Runs every object's saving (restored false) or restored hook, in node order. */
+void tfc_ckpt_graph_hooks(const tfc_ckpt_graph *g, bool restored);
 /* Slot records of optimizer t: i-th (original, name, slot); false past the end. */
 bool tfc_trackable_slot_at(const tfc_trackable *t, int i, tfc_variable **original, const char **name,
                            tfc_variable **slot);

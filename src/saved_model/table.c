@@ -135,7 +135,7 @@ static bool walk_block(const table_src *s, const char *part, uint64_t off, const
 }
 
 static int key_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    int c = memcmp(a, b, an < bn ? an : bn);
+    int c = an && bn ? memcmp(a, b, an < bn ? an : bn) : 0;
     return c ? c : an < bn ? -1 : an > bn;
 }
 
@@ -163,7 +163,7 @@ static bool add_entry(void *arg, const uint8_t *key, size_t klen, const uint8_t 
     }
     char *m = tfc_malloc(klen + 1 + vlen + 1);
     if (!m) return tfc_status_oom(st, "table entry", klen + vlen + 2);
-    memcpy(m, key, klen);
+    if (klen) memcpy(m, key, klen);
     m[klen] = 0;
     if (vlen) memcpy(m + klen + 1, val, vlen);
     t->entries[t->n++] = (tfc_table_entry){m, klen, (const uint8_t *)m + klen + 1, vlen};

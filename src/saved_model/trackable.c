@@ -27,7 +27,24 @@ struct tfc_trackable {
     int n, cap;
     tk_slot *slots;
     int n_slots, cap_slots;
+    void (*saving)(void *), (*restored)(void *), (*free_user)(void *);
+    void *user;
 };
+
+void tfc_trackable_set_hooks(tfc_trackable *t, void (*saving)(void *user), void (*restored)(void *user),
+                             void (*free_user)(void *user), void *user) {
+    t->saving = saving;
+    t->restored = restored;
+    t->free_user = free_user;
+    t->user = user;
+}
+
+void tfc_ckpt_graph_hooks(const tfc_ckpt_graph *g, bool restored) {
+    for (int i = 0; i < g->n; i++) {
+        const tfc_trackable *t = g->nodes[i].obj;
+        if (t && (restored ? t->restored : t->saving)) (restored ? t->restored : t->saving)(t->user);
+    }
+}
 
 tfc_trackable *tfc_trackable_new(tfc_status *st) {
     tfc_trackable *t = tfc_calloc(1, sizeof *t);
@@ -47,6 +64,7 @@ tfc_trackable *tfc_trackable_ref(tfc_trackable *t) {
 
 void tfc_trackable_unref(tfc_trackable *t) {
     if (!t || atomic_fetch_sub(&t->refs, 1) != 1) return;
+    if (t->free_user) t->free_user(t->user);
     for (int i = 0; i < t->n; i++) {
         tfc_free(t->refs_arr[i].name);
         tfc_trackable_unref(t->refs_arr[i].child);
