@@ -329,9 +329,9 @@ static bool write_files(saver *s, const char *tmp, const Tensorflow__SavedModel 
         tfc_bundle_writer *w = tfc_bundle_writer_new(path, s->st);
         ok = w != NULL;
         for (int i = 0; ok && i < s->n_vars; i++) {
-            tfc_tensor *v = tfc_variable_read(s->ctx, s->vars[i], s->st);
-            ok = v && tfc_bundle_writer_add(w, s->keys[i], v, s->st);
-            tfc_tensor_unref(v);
+            const tfc_tensor *v = tfc_variable_value(s->vars[i]); /* borrowed: no read op, nothing a scope tracks */
+            ok = v ? tfc_bundle_writer_add(w, s->keys[i], v, s->st)
+                   : tfc_status_set(s->st, TFC_FAILED_PRECONDITION, "variable '%s' is uninitialized", s->var_names[i]);
         }
         if (ok && ckpt_graph) {
             tfc_tensor *g = tfc_tensor_from_strings((const char *[]){(const char *)ckpt_graph}, &ckpt_size, NULL, 0, s->st);
