@@ -43,6 +43,8 @@ bench_case *bench_prep_keras(tfc_ctx *ctx, const bench_cfg *cfg, const char *imp
                              tfc_status *st);
 bench_case *bench_prep_data(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                             tfc_status *st);
+bench_case *bench_prep_saved_model(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
+                                   tfc_status *st);
 
 /* peak-mem mode: trains the demo CNN (full Fashion-MNIST, batch 128, steps batches) in this process. */
 bool bench_peak_mem_train_cnn(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st);

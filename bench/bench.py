@@ -49,6 +49,7 @@ TARGETS = [
     (r"peak_mem_train_cnn$", "tensorflow", 2.0),
     (r"data_pipeline$", "tensorflow", 1.5),
     (r"peak_mem_data_pipeline$", "tensorflow", 1.0),  # the pipeline's speed-up at no more memory
+    (r"saved_model_load$", "tensorflow", 10.0),
 ]
 
 
@@ -76,6 +77,7 @@ def workloads():
         ("eager_dispatch", "rate", ["tensorflow", "torch"]),
         ("graph_dispatch", "time", ["tensorflow", "tfc_eager"]),
         ("data_pipeline", "rate", ["tensorflow"]),
+        ("saved_model_load", "time", ["tensorflow"]),
     ]
     return out
 
@@ -218,7 +220,8 @@ class Bench:
 
     # ---- one workload at one thread count ----
     def run_group(self, workload, kind, peers, threads):
-        impls = ["tfc"] + peers
+        # saved_model_load: TensorFlow writes the SavedModel both sides load, so it is prepared first
+        impls = peers + ["tfc"] if workload == "saved_model_load" else ["tfc"] + peers
         prepared, notes, checks = {}, {}, {}
         # A training or pipeline sample is one call (fit, epoch): the warm-up is enough, no sizing run.
         single = workload.startswith("train_") or workload == "data_pipeline"

@@ -156,7 +156,29 @@ class TensorFlowPeer:
             return Case(run, units=1)
         if workload == "data_pipeline":
             return self.data_pipeline()
+        if workload == "saved_model_load":
+            return self.saved_model_load()
         raise NotAvailable(f"tensorflow has no workload {workload}")
+
+    def saved_model_load(self):
+        """Writes the demo CNN (bench weights) as a SavedModel with tf-keras model.save(dir), which tfc's side then
+        loads too; a sample is one tf.saved_model.load(dir)."""
+        import shutil
+        tf, args = self.tf, self.args
+        path = os.path.join(args.work_dir, "cnn_saved_model")
+        m = self.model(True)
+        if args.weights:
+            m.set_weights(bc.read_cnn_weights(args.weights))
+        shutil.rmtree(path, ignore_errors=True)
+        m.save(path)
+        probs = tf.saved_model.load(path).signatures["serving_default"](tf.fill([1, 28, 28, 1], 0.5))
+        (p,) = probs.values()
+        check = float(np.sum(p.numpy() * np.arange(10)))
+
+        def run(iters):
+            for _ in range(iters):
+                tf.saved_model.load(path)
+        return Case(run, units=1, check=check)
 
     def data_pipeline(self):
         import bench_data

@@ -319,13 +319,7 @@ TFC_API tfc_dataset *tfc_dataset_with_options(tfc_dataset *ds, const tfc_data_op
 TFC_API tfc_data_options tfc_dataset_options(const tfc_dataset *ds);
 
 /* ---- TFRecord files (specs/tfrecord.md) ------------------------------------------------------------------- */
-/* CRC-32C (Castagnoli), hardware-accelerated where the CPU has SSE4.2. extend continues a running crc. */
-TFC_API uint32_t tfc_crc32c(const void *data, size_t n);
-TFC_API uint32_t tfc_crc32c_extend(uint32_t crc, const void *data, size_t n);
-/* TFRecord's masking of stored CRCs and its inverse. */
-TFC_API uint32_t tfc_crc32c_mask(uint32_t crc);
-TFC_API uint32_t tfc_crc32c_unmask(uint32_t masked);
-
+/* CRC-32C and its masking: tfc_crc32c* in tfc/platform.h. */
 typedef struct tfc_tfrecord_writer tfc_tfrecord_writer;
 /* tf.io.TFRecordWriter(path, options): creates/truncates path. compression_type NULL, "", "GZIP" or "ZLIB";
  * compression_level -1 = zlib's default, 0..9. Errors: INVALID_ARGUMENT (compression), NOT_FOUND /

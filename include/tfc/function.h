@@ -87,6 +87,9 @@ TFC_API int tfc_concrete_function_num_nodes(const tfc_concrete_function *cf);
 TFC_API const char *tfc_concrete_function_name(const tfc_concrete_function *cf);
 /* How many captured tensors (variables' handles and large eager tensors) it feeds on each call. */
 TFC_API int tfc_concrete_function_num_captures(const tfc_concrete_function *cf);
+/* Captured tensor i (ConcreteFunction.captured_inputs[i]): a variable's resource handle (tfc_variable_from_handle
+ * gives the variable) or an eager tensor; borrowed, NULL when out of range. */
+TFC_API const tfc_tensor *tfc_concrete_function_capture(const tfc_concrete_function *cf, int i);
 
 /* ---- graph optimisation (tf.config.optimizer.set_experimental_options) ---------------------------------
  * Passes run when a concrete function is first called (instantiated); the traced graph itself is kept as

@@ -77,6 +77,18 @@ TFC_API void tfc_log_set_sink(tfc_log_sink sink, void *user);
 TFC_API void tfc_log_set_min_level(tfc_log_level level);
 TFC_API void tfc_log(tfc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- CRC-32C ---------------------------------------------------------------------------------------
+ * CRC-32C (Castagnoli), hardware-accelerated where the CPU has SSE4.2; extend continues a running crc.
+ * The mask is TensorFlow's for CRCs stored next to the data they cover (TFRecord, tensor bundles, tables). */
+/* CRC-32C of n bytes at data (tensorflow::crc32c::Value). */
+TFC_API uint32_t tfc_crc32c(const void *data, size_t n);
+/* CRC-32C of the bytes already covered by crc followed by n bytes at data (crc32c::Extend). */
+TFC_API uint32_t tfc_crc32c_extend(uint32_t crc, const void *data, size_t n);
+/* crc32c::Mask: the stored form of a CRC. */
+TFC_API uint32_t tfc_crc32c_mask(uint32_t crc);
+/* crc32c::Unmask: the inverse of tfc_crc32c_mask. */
+TFC_API uint32_t tfc_crc32c_unmask(uint32_t masked);
+
 #ifdef __cplusplus
 }
 #endif

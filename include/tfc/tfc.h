@@ -20,11 +20,13 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/graphdef.h"
+#include "tfc/saved_model.h"
 #include "tfc/npy.h"
 #include "tfc/summary.h"
 #include "tfc/profiler.h"
 #include "tfc/keras.h"
 #include "tfc/distribute.h"
+#include "tfc/checkpoint.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
 #include "tfc/ops/array.h"

@@ -334,6 +334,9 @@ tfc_tensor_spec tfc_concrete_function_output_spec(const tfc_concrete_function *c
 int tfc_concrete_function_num_nodes(const tfc_concrete_function *cf) { return cf->fn->body->n_nodes; }
 const char *tfc_concrete_function_name(const tfc_concrete_function *cf) { return cf->fn->name; }
 int tfc_concrete_function_num_captures(const tfc_concrete_function *cf) { return cf->n_caps; }
+const tfc_tensor *tfc_concrete_function_capture(const tfc_concrete_function *cf, int i) {
+    return cf && i >= 0 && i < cf->n_caps ? cf->caps[i] : NULL;
+}
 
 void tfc_ctx_set_optimizer_options(tfc_ctx *ctx, const tfc_optimizer_opts *o) {
     ctx->optimizer_off = (o->constant_folding ? 0u : 1u) | (o->arithmetic_optimization ? 0u : 2u) |

@@ -178,3 +178,15 @@ bool tfc_concrete_function_graph_def(tfc_ctx *ctx, const tfc_concrete_function *
     tfc_graphdef_free(gd);
     return ok;
 }
+
+bool tfc_graphdef_export_function_tree(const tfc_gfunc *fn, const tfc_flib *lib, tfc_graphdef *gd, tfc_status *st) {
+    const tfc_gfunc **called = NULL;
+    int n = 0, cap = 0;
+    bool ok = collect_called(fn->body, lib, &called, &n, &cap, st);
+    for (int i = -1; i < n && ok; i++) {
+        const tfc_gfunc *f = i < 0 ? fn : called[i];
+        if (tfc_graphdef_find_function(gd, f->name) < 0) ok = tfc_graphdef_export_function(f, gd, st);
+    }
+    tfc_free((void *)called);
+    return ok;
+}

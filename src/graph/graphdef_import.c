@@ -14,6 +14,11 @@ typedef struct {
     tfc_gfunc *fn;
     int *ids;                            /* GraphDef node index -> IR node id (-1: not added yet) */
     tfc_name_map args;                   /* argument name -> IR node id */
+    const tfc_graphdef_feed *feeds;      /* subgraph import: tensors fed as arguments */
+    int n_feeds;
+    const int *feed_ids;                 /* their IR argument node ids */
+    const int64_t *feed_nodes;           /* GraphDef node of each feed */
+    const bool *needed;                  /* subgraph import: the nodes to add (NULL: all) */
 } imp;
 
 /* The GraphDef node an input string names (control, data, function-body syntax); -1 for an argument. */
@@ -29,6 +34,22 @@ static int64_t producer(const imp *m, const char *in) {
     return tfc_name_map_get(&m->b->names, buf);
 }
 
+/* A top-level tensor name "node" / "node:k": its node index (-1: no such node) and k. */
+static int64_t top_tensor(const imp *m, const char *t, int *k) {
+    const char *c = strchr(t, ':');
+    *k = c ? atoi(c + 1) : 0;
+    return producer(m, t);
+}
+
+/* The argument a fed top-level tensor became, or -1. */
+static int fed_arg(const imp *m, int64_t node, int k) {
+    for (int f = 0; f < m->n_feeds; f++) {
+        int fk;
+        if (m->feed_nodes[f] == node && (top_tensor(m, m->feeds[f].tensor, &fk), fk == k)) return m->feed_ids[f];
+    }
+    return -1;
+}
+
 /* A data input string -> IR port. */
 static bool port_of(const imp *m, const char *in, tfc_gport *out, tfc_status *st) {
     const char *c = strchr(in, ':');
@@ -40,6 +61,13 @@ static bool port_of(const imp *m, const char *in, tfc_gport *out, tfc_status *st
         }
     }
     int64_t p = producer(m, in);
+    if (!m->fdef && m->n_feeds && p >= 0) {
+        int a = fed_arg(m, p, c ? atoi(c + 1) : 0);
+        if (a >= 0) {
+            *out = (tfc_gport){a, 0};
+            return true;
+        }
+    }
     if (p < 0 || m->ids[p] < 0) return tfc_status_set(st, TFC_INTERNAL, "GraphDef import: input '%s' not resolved", in);
     out->node = m->ids[p];
     out->index = 0;
@@ -73,6 +101,8 @@ static bool add_node(imp *m, int64_t i, tfc_status *st) {
     tfc_gd_op op;
     if (!tfc_gd_op_resolve(m->gd, nd->op, &op))
         return tfc_status_set(st, TFC_NOT_FOUND, "Op type not registered '%s' (node '%s')", nd->op, nd->name);
+    if (!m->fdef && m->feeds && !strcmp(nd->op, "Placeholder"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s'", nd->name);
     if (!m->fdef && !strcmp(nd->op, "Placeholder")) { /* the graph's inputs */
         tfc_attr dt, shp;
         const char *where = nd->name;
@@ -95,7 +125,8 @@ static bool add_node(imp *m, int64_t i, tfc_status *st) {
     for (size_t k = 0; k < nd->n_input && ok; k++) {
         const char *in = nd->input[k];
         if (in[0] == '^') {
-            ctrl[n_ctrl++] = m->ids[producer(m, in)];
+            int64_t p = producer(m, in);
+            if (p >= 0 && m->ids[p] >= 0) ctrl[n_ctrl++] = m->ids[p]; /* a fed or pruned node's is dropped */
         } else if (n_in == TFC_MAX_IO) {
             ok = tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': more than %d inputs", nd->name, TFC_MAX_IO);
         } else {
@@ -152,7 +183,8 @@ static bool import_body(imp *m, tfc_status *st) {
     if (!(m->ids = tfc_malloc((n + 1) * sizeof *m->ids))) return tfc_status_oom(st, "GraphDef import", n * sizeof(int));
     for (size_t i = 0; i < n; i++) m->ids[i] = -1;
     bool ok = true;
-    for (size_t i = 0; i < n && ok; i++) ok = add_node(m, m->b->order[i], st);
+    for (size_t i = 0; i < n && ok; i++)
+        if (!m->needed || m->needed[m->b->order[i]]) ok = add_node(m, m->b->order[i], st);
     return ok;
 }
 
@@ -247,4 +279,146 @@ tfc_gfunc *tfc_graphdef_import_graph(tfc_graphdef *gd, tfc_flib *lib, const char
         return NULL;
     }
     return m.fn;
+}
+
+/* ---- a pruned part of the graph, and the functions it calls ---- */
+
+/* Marks function f and every function its body calls (function-named ops, func and list(func) attrs). */
+static void mark_attr_fns(const tfc_graphdef *gd, const Tensorflow__AttrValue *v, bool *want);
+static void mark_fn(const tfc_graphdef *gd, int64_t f, bool *want) {
+    if (f < 0 || want[f]) return;
+    want[f] = true;
+    const tfc_gd_body *b = &gd->fns[f];
+    for (size_t i = 0; i < b->n_nodes; i++) {
+        mark_fn(gd, tfc_name_map_get(&gd->fn_names, b->nodes[i]->op), want);
+        for (size_t k = 0; k < b->nodes[i]->n_attr; k++) mark_attr_fns(gd, b->nodes[i]->attr[k]->value, want);
+    }
+}
+static void mark_attr_fns(const tfc_graphdef *gd, const Tensorflow__AttrValue *v, bool *want) {
+    if (!v) return;
+    if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && v->func)
+        mark_fn(gd, tfc_name_map_get(&gd->fn_names, v->func->name), want);
+    if (v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_LIST && v->list)
+        for (size_t k = 0; k < v->list->n_func; k++) mark_fn(gd, tfc_name_map_get(&gd->fn_names, v->list->func[k]->name), want);
+}
+
+/* Imports the marked functions lib lacks, callees before callers (validation refused call cycles). */
+static bool import_marked(tfc_graphdef *gd, tfc_flib *lib, bool *want, tfc_status *st) {
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (size_t f = 0; f < gd->n_fns; f++) {
+            if (!want[f]) continue;
+            const char *name = gd->pb->library->function[f]->signature->name;
+            if (tfc_flib_find(lib, name)) {
+                want[f] = false;
+                progress = true;
+                continue;
+            }
+            bool ready = true; /* every function f calls is in lib already */
+            const tfc_gd_body *b = &gd->fns[f];
+            for (size_t i = 0; i < b->n_nodes && ready; i++) {
+                int64_t c = tfc_name_map_get(&gd->fn_names, b->nodes[i]->op);
+                ready = c < 0 || !want[c];
+                for (size_t k = 0; k < b->nodes[i]->n_attr && ready; k++) {
+                    const Tensorflow__AttrValue *v = b->nodes[i]->attr[k]->value;
+                    if (v && v->value_case == TENSORFLOW__ATTR_VALUE__VALUE_FUNC && v->func) {
+                        c = tfc_name_map_get(&gd->fn_names, v->func->name);
+                        ready = c < 0 || !want[c];
+                    }
+                }
+            }
+            if (!ready) continue;
+            if (!import_function(gd, (int)f, lib, st)) {
+                char pre[200];
+                snprintf(pre, sizeof pre, "function '%s': ", name);
+                tfc_pb_status_prefix(st, pre);
+                return false;
+            }
+            want[f] = false;
+            progress = true;
+        }
+    }
+    for (size_t f = 0; f < gd->n_fns; f++) /* left over: a list(func) attr naming a caller (not a DAG) */
+        if (want[f])
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GraphDef import: function '%s' could not be ordered after "
+                                  "its callees", gd->pb->library->function[f]->signature->name);
+    return true;
+}
+
+tfc_gfunc *tfc_graphdef_import_subgraph(tfc_graphdef *gd, tfc_flib *lib, const char *name,
+                                        const tfc_graphdef_feed *feeds, int n_feeds, const char *const *outputs,
+                                        int n_outputs, tfc_status *st) {
+    if (!gd->validated)
+        return tfc_status_set(st, TFC_FAILED_PRECONDITION, "GraphDef import: the graph is not validated"), NULL;
+    const size_t n = gd->top.n_nodes;
+    imp m = {.gd = gd, .b = &gd->top, .feeds = feeds, .n_feeds = n_feeds};
+    bool *needed = tfc_calloc(n + 1, sizeof *needed), *want = tfc_calloc(gd->n_fns + 1, sizeof *want);
+    int64_t *stack = tfc_malloc((n + 1) * sizeof *stack), *feed_nodes = tfc_malloc(((size_t)n_feeds + 1) * sizeof *feed_nodes);
+    int *feed_ids = tfc_malloc(((size_t)n_feeds + 1) * sizeof *feed_ids);
+    tfc_gport *rets = tfc_malloc(((size_t)n_outputs + 1) * sizeof *rets);
+    tfc_gfunc *fn = NULL;
+    bool ok = needed && want && stack && feed_nodes && feed_ids && rets;
+    if (!ok) tfc_status_oom(st, "GraphDef import", n * 9);
+    m.feed_nodes = feed_nodes;
+    m.feed_ids = feed_ids;
+    m.needed = needed;
+    for (int f = 0; f < n_feeds && ok; f++) {
+        int k;
+        if ((feed_nodes[f] = top_tensor(&m, feeds[f].tensor, &k)) < 0 || k < 0 ||
+            (gd->top.n_outputs[feed_nodes[f]] >= 0 && k >= gd->top.n_outputs[feed_nodes[f]]))
+            ok = tfc_status_set(st, TFC_NOT_FOUND, "feed '%s': the graph has no such tensor", feeds[f].tensor);
+    }
+    /* the nodes the outputs need, stopping at fed nodes */
+    size_t sp = 0;
+    for (int o = 0; o < n_outputs && ok; o++) {
+        int k;
+        int64_t p = outputs[o][0] == '^' ? -1 : top_tensor(&m, outputs[o], &k);
+        if (p < 0) ok = tfc_status_set(st, TFC_NOT_FOUND, "output '%s': the graph has no such node", outputs[o]);
+        else stack[sp++] = p, needed[p] = true;
+        while (ok && sp) {
+            const Tensorflow__NodeDef *nd = gd->top.nodes[stack[--sp]];
+            bool fed = false;
+            for (int f = 0; f < n_feeds && !fed; f++) fed = feed_nodes[f] == stack[sp];
+            if (fed) {
+                needed[stack[sp]] = false;
+                continue;
+            }
+            for (size_t i = 0; i < nd->n_input; i++) {
+                int64_t q = producer(&m, nd->input[i]);
+                if (q >= 0 && !needed[q]) needed[q] = true, stack[sp++] = q;
+            }
+        }
+    }
+    for (size_t i = 0; i < n && ok; i++)
+        if (needed[i]) {
+            mark_fn(gd, tfc_name_map_get(&gd->fn_names, gd->top.nodes[i]->op), want);
+            for (size_t k = 0; k < gd->top.nodes[i]->n_attr; k++) mark_attr_fns(gd, gd->top.nodes[i]->attr[k]->value, want);
+        }
+    ok = ok && import_marked(gd, lib, want, st) && (fn = tfc_flib_add(lib, name, st));
+    m.fn = fn;
+    for (int f = 0; f < n_feeds && ok; f++) {
+        feed_ids[f] = tfc_gfunc_add_arg(fn, feeds[f].tensor, feeds[f].dtype, feeds[f].shape, st);
+        ok = feed_ids[f] >= 0;
+    }
+    ok = ok && import_body(&m, st);
+    for (int o = 0; o < n_outputs && ok; o++) {
+        int k;
+        int64_t p = top_tensor(&m, outputs[o], &k);
+        int a = fed_arg(&m, p, k);
+        rets[o] = a >= 0 ? (tfc_gport){a, 0} : (tfc_gport){m.ids[p], k};
+        if (!tfc_gport_valid(fn->body, rets[o]))
+            ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "output '%s': node '%s' has no output %d", outputs[o],
+                                gd->top.nodes[p]->name, k);
+    }
+    ok = ok && tfc_gfunc_set_rets(fn, rets, outputs, n_outputs, st);
+    if (ok) tfc_gfunc_update_stateful(fn);
+    else if (fn) tfc_flib_remove(lib, fn), fn = NULL;
+    tfc_free(m.ids);
+    tfc_free(needed);
+    tfc_free(want);
+    tfc_free(stack);
+    tfc_free(feed_nodes);
+    tfc_free(feed_ids);
+    tfc_free(rets);
+    return fn;
 }

@@ -127,6 +127,21 @@ tfc_graphdef *tfc_graphdef_parse(const void *data, size_t size, const tfc_graphd
     return g;
 }
 
+tfc_graphdef *tfc_gd_adopt(Tensorflow__GraphDef *pb, const tfc_graphdef_opts *opts, tfc_status *st) {
+    tfc_registry_init();
+    tfc_graphdef *g = graphdef_shell(opts, st);
+    if (!g) {
+        tfc_pb_free(pb);
+        return NULL;
+    }
+    g->pb = pb;
+    if (!tfc_gd_pow2_arrays(g, st) || !tfc_gd_bind(g, st) || !tfc_gd_validate(g, st)) {
+        tfc_graphdef_free(g);
+        return NULL;
+    }
+    return g;
+}
+
 tfc_graphdef *tfc_graphdef_read(const char *path, const tfc_graphdef_opts *opts, tfc_status *st) {
     void *buf;
     size_t size;

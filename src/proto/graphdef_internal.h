@@ -83,6 +83,10 @@ const Tensorflow__AttrValue *tfc_gd_node_attr(const Tensorflow__NodeDef *nd, con
 /* Sizes the node and function arrays of a parsed message to powers of two, as the builder grows them. */
 bool tfc_gd_pow2_arrays(tfc_graphdef *g, tfc_status *st);
 
+/* A graphdef of an unpacked GraphDef embedded in another message (a MetaGraphDef's): takes pb (freed on failure
+ * too; detach it from its parent first) and validates it as tfc_graphdef_parse does. */
+tfc_graphdef *tfc_gd_adopt(Tensorflow__GraphDef *pb, const tfc_graphdef_opts *opts, tfc_status *st);
+
 /* Validation (graphdef_check.c). */
 bool tfc_gd_validate(tfc_graphdef *g, tfc_status *st);
 /* Re-points the bodies at the protobuf arrays (after parsing or building) and drops old indexes. */

@@ -19,6 +19,7 @@ TF_MODULES = [
     "tensorflow.core.framework.resource_handle_pb2",
     "tensorflow.core.framework.tensor_pb2",
     "tensorflow.core.framework.versions_pb2",
+    "tensorflow.core.framework.tensor_slice_pb2",
     "tensorflow.core.framework.attr_value_pb2",
     "tensorflow.core.framework.node_def_pb2",
     "tensorflow.core.framework.function_pb2",

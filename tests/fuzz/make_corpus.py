@@ -163,6 +163,52 @@ def make_text():
     put("text", "empty_lines", b"\x01" + b"\n\n\r\n")
 
 
+def make_checkpoint():
+    # fuzz_checkpoint's input: 2-byte little-endian index length, the .index table, then the data shard
+    import numpy as np
+    import tensorflow as tf
+
+    def bundle(name, **objs):
+        with tempfile.TemporaryDirectory() as d:
+            prefix = tf.train.Checkpoint(**objs).write(os.path.join(d, "ckpt"))
+            with open(prefix + ".index", "rb") as fh:
+                index = fh.read()
+            with open(prefix + ".data-00000-of-00001", "rb") as fh:
+                data = fh.read()
+        put("checkpoint", name, struct.pack("<H", len(index)) + index + data)
+
+    bundle("variables", a=tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3)), b=tf.Variable(np.int64(7)),
+           c=tf.Variable([True, False]), h=tf.Variable(np.array([1.5, -2], np.float16)))
+    bundle("strings", s=tf.Variable(["", "abc", "de"]))
+
+
+def make_saved_model():
+    import numpy as np
+    import tensorflow as tf
+
+    def saved(name, module, signatures):
+        with tempfile.TemporaryDirectory() as d:
+            tf.saved_model.save(module, d, signatures=signatures)
+            with open(os.path.join(d, "saved_model.pb"), "rb") as fh:
+                put("saved_model", name, fh.read())
+
+    class Dense(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def __call__(self, x):
+            return {"y": tf.nn.relu(tf.matmul(x, self.w))}
+
+    m = Dense()
+    saved("dense.pb", m, m.__call__)
+    plain = tf.Module()
+    plain.f = tf.function(lambda a, b: {"s": a + b, "d": a - b},
+                          input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32)])
+    saved("novar.pb", plain, plain.f)
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -170,6 +216,8 @@ def main():
     make_images()
     make_keras()
     make_text()
+    make_checkpoint()
+    make_saved_model()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
