@@ -12,5 +12,6 @@
 #include "tfc/keras/datasets.h"
 #include "tfc/keras/dataset_utils.h"
 #include "tfc/keras/mixed_precision.h"
+#include "tfc/keras/saving.h"
 
 #endif
