@@ -84,21 +84,11 @@ static cJSON *compile_config(tfc_model *m, tfc_status *st) {
     if (!cc) return NULL;
     tfc_optimizer *o = m->optimizer;
     if (o) {
-        char *oc = tfc_optimizer_get_config(o, st);
-        cJSON *ocj = oc ? cJSON_Parse(oc) : NULL;
-        tfc_free(oc);
-        cJSON *ser = cJSON_CreateObject();
-        if (!ocj || !ser) {
-            cJSON_Delete(ocj);
-            cJSON_Delete(ser);
+        cJSON *ser = tfc_keras3_optimizer_config(o, st);
+        if (!ser) {
             cJSON_Delete(cc);
-            if (st->code == TFC_OK) tfc_status_oom(st, "compile_config", 0);
             return NULL;
         }
-        cJSON_AddStringToObject(ser, "module", "keras.optimizers");
-        cJSON_AddStringToObject(ser, "class_name", tfc_optimizer_class_name(o));
-        cJSON_AddItemToObject(ser, "config", ocj);
-        cJSON_AddNullToObject(ser, "registered_name");
         cJSON_AddItemToObject(cc, "optimizer", ser);
     }
     if (impl->loss_name) cJSON_AddStringToObject(cc, "loss", impl->loss_name);

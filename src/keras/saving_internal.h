@@ -38,6 +38,15 @@ cJSON *tfc_keras3_model_config(tfc_model *m, tfc_status *st);
  * metrics); names and objects tfc does not know are INVALID_ARGUMENT naming `file`. */
 bool tfc_keras_compile_from_config(tfc_model *m, const cJSON *cc, const char *file, tfc_status *st);
 
+/* ---- the optimizer in Keras 3's terms (saving_optimizer.c) ---- */
+/* {"module": "keras.optimizers", "class_name", "config", "registered_name"} with the config Keras 3 accepts. */
+cJSON *tfc_keras3_optimizer_config(const tfc_optimizer *o, tfc_status *st);
+/* The optimizer's state in Keras 3's order (iterations, then the slots as the new family creates them for
+ * train_vars): the count written to out (0 with a warning when a legacy optimizer's state has no Keras 3
+ * form, -1 with st set on errors). */
+int tfc_keras3_optimizer_state(tfc_optimizer *o, tfc_variable *const *train_vars, int n_train, tfc_variable **out,
+                               int max, tfc_status *st);
+
 /* ---- whole models (saving_keras_zip.c: .keras, saving_model_h5.c: legacy .h5) ---- */
 bool tfc_keras_save_zip(tfc_model *m, const char *path, tfc_status *st);
 /* Loads the archive at path, or, when data is not NULL, the size bytes at data (path then names it). */

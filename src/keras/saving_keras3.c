@@ -154,9 +154,16 @@ bool tfc_keras3_write(tfc_model *m, hid_t root, bool include_optimizer, const ch
     tfc_optimizer *o = include_optimizer ? model_optimizer(m) : NULL;
     int nv = o ? tfc_optimizer_variables(o, NULL, 0) : 0;
     if (!ok || nv <= 0) return ok;
-    tfc_variable **v = tfc_malloc((size_t)nv * sizeof *v);
-    if (!v) return tfc_status_oom(st, "optimizer variables", (size_t)nv * sizeof *v);
-    nv = tfc_optimizer_variables(o, v, nv);
+    int nt = tfc_layer_trainable_weights(&m->base, NULL, 0), cap = 2 + TFC_OPT_MAX_SLOTS * nt;
+    tfc_variable **v = tfc_malloc((size_t)(cap + nt) * sizeof *v);
+    if (!v) return tfc_status_oom(st, "optimizer variables", (size_t)(cap + nt) * sizeof *v);
+    tfc_variable **tv = v + cap;
+    tfc_layer_trainable_weights(&m->base, tv, nt);
+    nv = tfc_keras3_optimizer_state(o, tv, nt, v, cap, st);
+    if (nv <= 0) {
+        tfc_free(v);
+        return nv == 0;
+    }
     ok = make_vars_group(root, "optimizer/vars", o->name ? o->name : "optimizer", file, st);
     /* learning_rate is a float32 scalar variable in Keras 3; tfc keeps a number, written as a dataset here */
     tfc_variable *lr = NULL;
@@ -248,16 +255,17 @@ bool tfc_keras3_read(tfc_model *m, hid_t root, bool load_optimizer, const char *
         } else {
             tfc_status_oom(st, "trainable variables", (size_t)nt * sizeof *tv);
         }
+        int cap = 2 + TFC_OPT_MAX_SLOTS * nt;
+        if (ok && !(ov = tfc_malloc((size_t)cap * sizeof *ov))) ok = tfc_status_oom(st, "optimizer", 0);
+        nov = ok ? tfc_keras3_optimizer_state(o, tv, nt, ov, cap, st) : 0;
         tfc_free(tv);
-        nov = ok ? tfc_optimizer_variables(o, NULL, 0) : 0;
+        if (nov < 0) ok = false;
         if (ok && nov + 1 != n_opt) {
             /* Keras 3 skips the optimizer's state then, with this warning */
             tfc_log(TFC_LOG_WARNING, "Skipping variable loading for optimizer '%s', because it has %d variables "
                     "whereas the saved optimizer has %d variables (%s).", o->name, nov + 1, n_opt, file);
             nov = 0;
         }
-        if (ok && nov > 0 && !(ov = tfc_malloc((size_t)nov * sizeof *ov))) ok = tfc_status_oom(st, "optimizer", 0);
-        if (ok) nov = tfc_optimizer_variables(o, ov, nov);
         char path[64], what[96];
         for (int i = 0; ok && i < nov; i++) {
             snprintf(path, sizeof path, "optimizer/vars/%d", i ? i + 1 : 0);
