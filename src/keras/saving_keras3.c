@@ -86,24 +86,27 @@ static bool own_vars(const tfc_layer *l, const char *prefix, k3_list *out, k3_li
 
 /* Walks a model as Keras 3's _save_state does: its variables with their dataset paths into `out`, and, when
  * groups is not NULL, every vars group (path "<prefix>/vars", what = the object's name, var NULL) into groups,
- * weightless layers included, so that a written tree matches Keras's. prefix "" is the root. */
-static bool walk_model(tfc_model *m, const char *prefix, int depth, k3_list *out, k3_list *groups, tfc_status *st) {
+ * weightless layers included, so that a written tree matches Keras's. prefix "" is the root. A model's
+ * sublayers are model.layers; the sublayers of other (custom) layers are stored the same way, under
+ * <layer>/layers/<key>, where Keras would use the attribute's name, which tfc does not know. */
+static bool walk_layer(const tfc_layer *l, const char *prefix, int depth, k3_list *out, k3_list *groups,
+                       tfc_status *st) {
     if (depth > MAX_DEPTH)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "model \"%s\" nests models more than %d deep", m->base.name,
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "layer \"%s\" nests layers more than %d deep", l->name,
                               MAX_DEPTH);
-    if (!own_vars(&m->base, prefix, out, groups, st)) return false;
-    int n = 0;
-    tfc_layer **layers = tfc_keras_model_layers_array(m, &n, st);
-    if (!layers) return false;
+    if (!own_vars(l, prefix, out, groups, st)) return false;
+    int n = l->n_sublayers;
+    if (n == 0) return true;
     /* per-class counters: the keys used so far and how often */
-    char (*keys)[64] = tfc_calloc((size_t)(n ? n : 1), sizeof *keys);
-    int *counts = tfc_calloc((size_t)(n ? n : 1), sizeof *counts);
+    char (*keys)[64] = tfc_calloc((size_t)n, sizeof *keys);
+    int *counts = tfc_calloc((size_t)n, sizeof *counts);
     int n_keys = 0;
     bool ok = keys && counts;
     if (!ok) tfc_status_oom(st, "layer keys", (size_t)n * sizeof *keys);
     for (int i = 0; ok && i < n; i++) {
+        const tfc_layer *sub_l = l->sublayers[i];
         char key[64], sub[1024];
-        tfc_keras_snake_case(layers[i]->cls->class_name, key, sizeof key);
+        tfc_keras_snake_case(sub_l->cls->class_name, key, sizeof key);
         int j = 0;
         while (j < n_keys && strcmp(keys[j], key) != 0) j++;
         if (j == n_keys) {
@@ -112,12 +115,10 @@ static bool walk_model(tfc_model *m, const char *prefix, int depth, k3_list *out
         } else {
             snprintf(sub, sizeof sub, "%s%slayers/%s_%d", prefix, *prefix ? "/" : "", key, ++counts[j]);
         }
-        if (layers[i]->is_model) ok = walk_model((tfc_model *)layers[i], sub, depth + 1, out, groups, st);
-        else ok = own_vars(layers[i], sub, out, groups, st);
+        ok = walk_layer(sub_l, sub, depth + 1, out, groups, st);
     }
     tfc_free(keys);
     tfc_free(counts);
-    tfc_free(layers);
     return ok;
 }
 
@@ -145,7 +146,7 @@ static tfc_optimizer *model_optimizer(tfc_model *m) {
 
 bool tfc_keras3_write(tfc_model *m, hid_t root, bool include_optimizer, const char *file, tfc_status *st) {
     k3_list l = {0}, groups = {0};
-    bool ok = walk_model(m, "", 0, &l, &groups, st);
+    bool ok = walk_layer(&m->base, "", 0, &l, &groups, st);
     for (int i = 0; ok && i < groups.n; i++) ok = make_vars_group(root, groups.items[i].path, groups.items[i].what, file, st);
     list_free(&groups);
     for (int i = 0; ok && i < l.n; i++) ok = tfc_h5_write_var(root, l.items[i].path, l.items[i].var, file,
@@ -238,7 +239,7 @@ bool tfc_keras3_read(tfc_model *m, hid_t root, bool load_optimizer, const char *
     tfc_tensor **vals = NULL;
     tfc_variable **vars = NULL;
     int n_vals = 0;
-    bool ok = walk_model(m, "", 0, &l, NULL, st) && check_counts(&l, root, file, st);
+    bool ok = walk_layer(&m->base, "", 0, &l, NULL, st) && check_counts(&l, root, file, st);
     tfc_optimizer *o = load_optimizer ? model_optimizer(m) : NULL;
     int n_opt = o ? count_vars(root, "optimizer/vars") : -1;
     tfc_variable **ov = NULL;

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zip.h>
+#include <cjson/cJSON.h>
 
+#include "keras/keras_internal.h" /* struct tfc_layer, to define a layer class */
 #include "tfc/keras.h"
 #include "tfc_test.h"
 
@@ -290,6 +292,90 @@ static void test_checkpoint_full_model(void) {
     tfc_tensor_unref(y);
 }
 
+static void expect_load_error(const char *path, tfc_code code, const char *needle) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_model *m = tfc_keras_load_model(ctx, path, &st);
+    CHECK(m == NULL);
+    CHECK_CODE(&st, code);
+    if (needle && !strstr(st.msg, needle)) fprintf(stderr, "message without \"%s\": %s\n", needle, st.msg);
+    CHECK(needle == NULL || strstr(st.msg, needle) != NULL);
+    tfc_model_free(m);
+}
+
+/* ---- a custom layer: y = factor * alpha * x, alpha a weight per feature ---- */
+typedef struct {
+    tfc_layer base;
+    double factor;
+} scale_layer;
+
+static bool scale_build(tfc_layer *l, tfc_ctx *c, const tfc_shape *in, int n_in, tfc_status *st) {
+    tfc_shape s = {.rank = 1, .dims = {in[0].dims[in[0].rank - 1]}};
+    return tfc_layer_add_weight(l, c, "alpha", &s, TFC_FLOAT, tfc_initializer_of(.name = "random_uniform"), NULL,
+                                true, st) != NULL;
+}
+static bool scale_shape(tfc_layer *l, const tfc_shape *in, int n_in, tfc_shape *out, int *n_out, tfc_status *st) {
+    out[0] = in[0];
+    *n_out = 1;
+    return true;
+}
+static bool scale_call(tfc_layer *l, tfc_ctx *c, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
+                       bool training, tfc_status *st) {
+    tfc_variable *w[1];
+    tfc_layer_weights(l, w, 1);
+    tfc_tensor *f = tfc_scalar(TFC_FLOAT, ((scale_layer *)l)->factor, st);
+    tfc_tensor *a = f ? tfc_emit(c, "Mul", (tfc_tensor *[]){(tfc_tensor *)tfc_variable_value(w[0]), f}, 2, NULL, 0, st)
+                      : NULL;
+    out[0] = a ? tfc_emit(c, "Mul", (tfc_tensor *[]){in[0], a}, 2, NULL, 0, st) : NULL;
+    tfc_tensor_unref(f);
+    return out[0] != NULL;
+}
+static bool scale_get_config(const tfc_layer *l, void *cfg, tfc_status *st) {
+    return cJSON_AddNumberToObject(cfg, "factor", ((const scale_layer *)l)->factor) != NULL;
+}
+static const tfc_layer_class scale_class = {.class_name = "Scale", .size = sizeof(scale_layer), .build = scale_build,
+                                            .compute_output_shape = scale_shape, .call = scale_call,
+                                            .get_config = scale_get_config};
+
+static tfc_layer *scale_from_config(const char *config_json, void *user, tfc_status *st) {
+    CHECK(user == &scale_class);
+    cJSON *c = cJSON_Parse(config_json);
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(c, "name"), *f = cJSON_GetObjectItemCaseSensitive(c, "factor");
+    scale_layer *l = (scale_layer *)tfc_layer_alloc(&scale_class, cJSON_IsString(name) ? name->valuestring : NULL);
+    if (l) l->factor = cJSON_IsNumber(f) ? f->valuedouble : 1.0;
+    cJSON_Delete(c);
+    return &l->base;
+}
+
+static void test_custom_layer(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    scale_layer *sc = (scale_layer *)tfc_layer_alloc(&scale_class, NULL);
+    REQUIRE(sc);
+    sc->factor = 2.5;
+    tfc_model *m = tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_dense(.units = 3, .input_shape = {4}), &sc->base, NULL});
+    tfc_shape in = {.rank = 2, .dims = {-1, 4}};
+    CHECK(tfc_model_build(m, &in, &st));
+    const char *path = tmp_path("custom.keras");
+    CHECK(tfc_model_save(m, path, &st));
+    CHECK_OK(&st);
+    expect_load_error(path, TFC_INVALID_ARGUMENT, "Unknown layer: 'Scale'");
+    CHECK(tfc_keras_register_layer("Scale", scale_from_config, (void *)&scale_class, &st));
+    tfc_model *back = tfc_keras_load_model(ctx, path, &st);
+    CHECK_OK(&st);
+    REQUIRE(back);
+    CHECK(same_weights(m, back) && same_predictions(m, back));
+    CHECK(tfc_model_save(m, tmp_path("custom.h5"), &st));
+    tfc_model *back_h5 = tfc_keras_load_model(ctx, tmp_path("custom.h5"), &st);
+    CHECK_OK(&st);
+    CHECK(back_h5 && same_predictions(m, back_h5));
+    CHECK(tfc_keras_register_layer("Scale", NULL, NULL, &st)); /* unregistered again */
+    expect_load_error(path, TFC_INVALID_ARGUMENT, "Unknown layer: 'Scale'");
+    remove(path);
+    remove(tmp_path("custom.h5"));
+    tfc_model_free(back_h5);
+    tfc_model_free(back);
+    tfc_model_free(m);
+}
+
 /* ---- damaged archives ---- */
 
 /* Rewrites good.keras into path: member `drop` left out, member `name` replaced by data (stored, or deflated
@@ -321,15 +407,6 @@ static void rewrite(const char *good, const char *path, const char *drop, const 
     zip_discard(in);
 }
 
-static void expect_load_error(const char *path, tfc_code code, const char *needle) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_model *m = tfc_keras_load_model(ctx, path, &st);
-    CHECK(m == NULL);
-    CHECK_CODE(&st, code);
-    if (needle && !strstr(st.msg, needle)) fprintf(stderr, "message without \"%s\": %s\n", needle, st.msg);
-    CHECK(needle == NULL || strstr(st.msg, needle) != NULL);
-    tfc_model_free(m);
-}
 
 static void test_damaged_archives(void) {
     tfc_status st = TFC_STATUS_INIT;
@@ -429,6 +506,7 @@ int main(void) {
     test_optimizer_state("sgd.keras", "sgd");
     test_optimizer_state("adam.h5", "adam");
     test_checkpoint_full_model();
+    test_custom_layer();
     test_damaged_archives();
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);

@@ -30,6 +30,19 @@ TFC_API bool tfc_model_save(tfc_model *m, const char *filepath, tfc_status *st);
  * the config; messages name the file and the member or field. The caller frees the model. */
 TFC_API tfc_model *tfc_keras_load_model(tfc_ctx *ctx, const char *filepath, tfc_status *st);
 
+/* A custom layer class's constructor from its config: config_json is the layer's get_config object (the base
+ * keys name, trainable, dtype included); returns a new floating layer (tfc_layer_alloc with the config's name),
+ * or NULL with st set. */
+typedef tfc_layer *(*tfc_custom_layer_fn)(const char *config_json, void *user, tfc_status *st);
+/* keras.saving.register_keras_serializable / load_model(custom_objects=...): registers (process-wide) the
+ * constructor of class_name, so that model configs naming it (as class_name, or a registered_name
+ * "package>class_name") load; its get_config (tfc_layer_class.get_config) writes the config back. from_config
+ * NULL unregisters. Without a registration, loading fails with INVALID_ARGUMENT "Unknown layer: 'X'. ...",
+ * Keras's message. INVALID_ARGUMENT for an empty or over-long (>= 128 bytes) name, RESOURCE_EXHAUSTED past 64
+ * classes. */
+TFC_API bool tfc_keras_register_layer(const char *class_name, tfc_custom_layer_fn from_config, void *user,
+                                      tfc_status *st);
+
 #ifdef __cplusplus
 }
 #endif
