@@ -398,3 +398,59 @@ done:
     if (ok) tfc_status_clear(st);
     return ok;
 }
+
+/* ---- optimizer_weights of a full-model file ------------------------------------------------------------------ */
+
+bool tfc_keras_legacy_write_optimizer(hid_t f, tfc_variable *const *v, int n, const char *path, tfc_status *st) {
+    char det[96];
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+    char **names = tfc_malloc((size_t)(n ? n : 1) * sizeof *names);
+    bool ok = names && gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 &&
+              (g = H5Gcreate2(f, "optimizer_weights", H5P_DEFAULT, gcpl, H5P_DEFAULT)) >= 0;
+    if (!ok) tfc_status_set(st, TFC_INTERNAL, "%s: cannot create optimizer_weights: %s", path, tfc_h5_detail(det));
+    for (int i = 0; ok && i < n; i++) names[i] = (char *)tfc_variable_name(v[i]);
+    ok = ok && write_str_list(g, "weight_names", names, n, path, st);
+    for (int i = 0; ok && i < n; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "optimizer weight \"%.120s\"", names[i]);
+        ok = tfc_h5_write_var(g, names[i], v[i], path, what, st);
+    }
+    tfc_h5_close(g);
+    tfc_h5_close(gcpl);
+    tfc_free(names);
+    return ok;
+}
+
+int tfc_keras_legacy_read_optimizer(hid_t f, tfc_variable *const *v, int n, tfc_tensor **vals, const char *path,
+                                    tfc_status *st) {
+    if (H5Lexists(f, "optimizer_weights", H5P_DEFAULT) <= 0) return 0;
+    hid_t g = H5Gopen2(f, "optimizer_weights", H5P_DEFAULT);
+    strlist names = {0};
+    bool found = false;
+    int got = -1;
+    if (g < 0) {
+        char det[96];
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot open optimizer_weights: %s", path, tfc_h5_detail(det));
+    } else if (read_str_attr(g, "weight_names", path, "optimizer_weights", &names, &found, st)) {
+        if (names.n != n) {
+            /* tf.keras warns and goes on with a fresh optimizer */
+            tfc_log(TFC_LOG_WARNING, "Error in loading the saved optimizer state (%s): the optimizer has %d "
+                    "variables, the file %d. The model's optimizer starts fresh.", path, n, names.n);
+            got = 0;
+        } else {
+            got = n;
+            for (int i = 0; i < n; i++) {
+                char what[160];
+                snprintf(what, sizeof what, "optimizer weight \"%.120s\"", names.s[i]);
+                if (!(vals[i] = tfc_h5_read_var(g, names.s[i], v[i], what, path, st))) {
+                    for (int j = 0; j < i; j++) tfc_tensor_unref(vals[j]);
+                    got = -1;
+                    break;
+                }
+            }
+        }
+    }
+    strlist_free(&names);
+    tfc_h5_close(g);
+    return got;
+}

@@ -20,6 +20,14 @@ bool tfc_keras_legacy_write(tfc_model *m, hid_t root, const char *path, tfc_stat
  * nothing is assigned unless everything matches. */
 bool tfc_keras_legacy_read(tfc_model *m, hid_t f, const char *path, tfc_status *st);
 
+/* optimizer_weights of a full-model file: attr weight_names, one dataset per variable (named by it). */
+bool tfc_keras_legacy_write_optimizer(hid_t f, tfc_variable *const *v, int n, const char *path, tfc_status *st);
+/* Reads optimizer_weights into vals[0..n) (new tensors) for the variables v, positionally: n, 0 when the file
+ * has none or a different count (a warning, as tf.keras), -1 with st set when a value is unreadable or of
+ * another shape or dtype. */
+int tfc_keras_legacy_read_optimizer(hid_t f, tfc_variable *const *v, int n, tfc_tensor **vals, const char *path,
+                                    tfc_status *st);
+
 /* ---- Keras 3 layout (saving_keras3.c) ---- */
 /* Writes the layers/<key>/vars tree of m into root, and with include_optimizer the compiled optimizer's state
  * (optimizer/vars: iterations, learning_rate, slots) once it has any. */
@@ -42,8 +50,8 @@ bool tfc_keras_compile_from_config(tfc_model *m, const cJSON *cc, const char *fi
 /* {"module": "keras.optimizers", "class_name", "config", "registered_name"} with the config Keras 3 accepts. */
 cJSON *tfc_keras3_optimizer_config(const tfc_optimizer *o, tfc_status *st);
 /* The optimizer's state in Keras 3's order (iterations, then the slots as the new family creates them for
- * train_vars): the count written to out (0 with a warning when a legacy optimizer's state has no Keras 3
- * form, -1 with st set on errors). */
+ * train_vars; SGD without momentum has none, Nadam's u_product comes last): the count written to out (0 with
+ * a warning when a legacy optimizer's state has no Keras 3 form, -1 with st set on errors). */
 int tfc_keras3_optimizer_state(tfc_optimizer *o, tfc_variable *const *train_vars, int n_train, tfc_variable **out,
                                int max, tfc_status *st);
 

@@ -3,12 +3,15 @@
  *   /                attrs keras_version, backend, model_config (the model's JSON, Keras 2 dialect),
  *                          training_config (when compiled: loss, metrics, optimizer_config)
  *   /model_weights   the Keras 2 weights layout (saving_hdf5.c)
- * Optimizer state in .h5 files is not written or read (a loaded model's optimizer starts fresh). */
+ *   /optimizer_weights  attr weight_names; the optimizer's variables in its order, which is tf_keras's (the
+ *                        training_config keeps the optimizer's family, so tf_keras and tfc rebuild the same
+ *                        optimizer and assign the state positionally) */
 #include <stdio.h>
 #include <string.h>
 
 #include "keras/hdf5_io.h"
 #include "keras/model_internal.h"
+#include "keras/optimizer_internal.h"
 #include "keras/saving_internal.h"
 #include "tfc/keras/saving.h"
 
@@ -16,6 +19,59 @@ typedef struct {
     tfc_model *m;
     const char *path;
 } model_job;
+
+static tfc_optimizer *state_optimizer(tfc_model *m) {
+    tfc_optimizer *o = m->compiled ? m->optimizer : NULL;
+    while (o && o->inner) o = o->inner;
+    return o;
+}
+
+/* The optimizer's variables in its own order, which is tf_keras's for either family (a new allocation). */
+static int optimizer_state(tfc_optimizer *o, tfc_variable ***v, tfc_status *st) {
+    *v = NULL;
+    int n = tfc_optimizer_variables(o, NULL, 0);
+    if (n <= 0) return 0;
+    if (!(*v = tfc_malloc((size_t)n * sizeof **v))) {
+        tfc_status_oom(st, "optimizer variables", (size_t)n * sizeof **v);
+        return -1;
+    }
+    return tfc_optimizer_variables(o, *v, n);
+}
+
+static bool write_optimizer_weights(tfc_model *m, hid_t f, const char *path, tfc_status *st) {
+    tfc_optimizer *o = state_optimizer(m);
+    if (!o || tfc_optimizer_variables(o, NULL, 0) <= 0) return true;
+    tfc_variable **v;
+    int n = optimizer_state(o, &v, st);
+    bool ok = n >= 0 && (n == 0 || tfc_keras_legacy_write_optimizer(f, v, n, path, st));
+    tfc_free(v);
+    return ok;
+}
+
+/* tf_keras's load: optimizer.build(model.trainable_variables), then set_weights from optimizer_weights. */
+static bool read_optimizer_weights(tfc_model *m, hid_t f, const char *path, tfc_status *st) {
+    tfc_optimizer *o = state_optimizer(m);
+    if (!o || H5Lexists(f, "optimizer_weights", H5P_DEFAULT) <= 0) return true;
+    int nt = tfc_layer_trainable_weights(&m->base, NULL, 0);
+    tfc_variable **tv = tfc_malloc((size_t)(nt ? nt : 1) * sizeof *tv);
+    if (!tv) return tfc_status_oom(st, "trainable variables", (size_t)nt * sizeof *tv);
+    tfc_layer_trainable_weights(&m->base, tv, nt);
+    bool ok = tfc_opt_build(o, m->ctx, tv, nt, st);
+    tfc_free(tv);
+    tfc_variable **v = NULL;
+    int n = ok ? optimizer_state(o, &v, st) : -1;
+    tfc_tensor **vals = n > 0 ? tfc_calloc((size_t)n, sizeof *vals) : NULL;
+    if (n > 0 && !vals) {
+        tfc_status_oom(st, "optimizer weights", (size_t)n * sizeof *vals);
+        n = -1;
+    }
+    int got = n > 0 ? tfc_keras_legacy_read_optimizer(f, v, n, vals, path, st) : n;
+    ok = got >= 0 && (got == 0 || tfc_keras_assign_all(m->ctx, v, vals, got, st));
+    for (int i = 0; i < got; i++) tfc_tensor_unref(vals[i]);
+    tfc_free(vals);
+    tfc_free(v);
+    return ok;
+}
 
 static bool fill_model(hid_t f, void *arg, tfc_status *st) {
     model_job *j = arg;
@@ -38,12 +94,20 @@ static bool fill_model(hid_t f, void *arg, tfc_status *st) {
             cJSON_free(model_config);
             return st->code != TFC_OK ? false : tfc_status_oom(st, "training_config", 0);
         }
-        /* tf.keras's training_config names the optimizer optimizer_config, serialized without a module */
-        cJSON *opt = cJSON_DetachItemFromObjectCaseSensitive(cc, "optimizer");
+        /* tf.keras's training_config names the optimizer optimizer_config, serialized without a module and in
+         * the optimizer's own dialect: tf_keras rebuilds a legacy optimizer from a config without
+         * "is_legacy_optimizer" and the new one from "is_legacy_optimizer": false, as tfc does */
+        cJSON_DeleteItemFromObjectCaseSensitive(cc, "optimizer");
+        tfc_optimizer *o = j->m->optimizer;
+        char *oc = o ? tfc_optimizer_get_config(o, st) : NULL;
+        cJSON *ocj = oc ? cJSON_Parse(oc) : NULL, *opt = ocj ? cJSON_CreateObject() : NULL;
+        tfc_free(oc);
         if (opt) {
-            cJSON_DeleteItemFromObjectCaseSensitive(opt, "module");
-            cJSON_DeleteItemFromObjectCaseSensitive(opt, "registered_name");
+            cJSON_AddStringToObject(opt, "class_name", tfc_optimizer_class_name(o));
+            cJSON_AddItemToObject(opt, "config", ocj);
             cJSON_AddItemToObject(cc, "optimizer_config", opt);
+        } else {
+            cJSON_Delete(ocj);
         }
         cJSON_DeleteItemFromObjectCaseSensitive(cc, "run_eagerly");
         cJSON_DeleteItemFromObjectCaseSensitive(cc, "steps_per_execution");
@@ -60,7 +124,7 @@ static bool fill_model(hid_t f, void *arg, tfc_status *st) {
                (training_config && !tfc_h5_write_scalar_str(f, "training_config", training_config)) ||
                (g = H5Gcreate2(f, "model_weights", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0))
         ok = tfc_status_set(st, TFC_INTERNAL, "%s: cannot write the model attributes: %s", j->path, tfc_h5_detail(det));
-    ok = ok && tfc_keras_legacy_write(j->m, g, j->path, st);
+    ok = ok && tfc_keras_legacy_write(j->m, g, j->path, st) && write_optimizer_weights(j->m, f, j->path, st);
     tfc_h5_close(g);
     cJSON_free(model_config);
     cJSON_free(training_config);
@@ -143,7 +207,7 @@ tfc_model *tfc_keras_load_h5_model(tfc_ctx *ctx, const char *path, tfc_status *s
         cJSON_Delete(cc);
         if (!ok) goto fail;
     }
-    if (!tfc_keras_legacy_read(m, f, path, st)) goto fail;
+    if (!tfc_keras_legacy_read(m, f, path, st) || !read_optimizer_weights(m, f, path, st)) goto fail;
     goto done;
 fail:
     tfc_model_free(m);

@@ -265,3 +265,49 @@ def test_damaged_archives(rng, tmp_path):
     _rewrite(good, bad, replace=("config.json", json.dumps(cfg).encode()))
     with pytest.raises(tfc.InvalidArgumentError, match="Unknown layer.*NoSuchLayer"):
         K.load_model(bad)
+
+
+@pytest.mark.parametrize("optimizer,extra", [("Adam", {}), ("RMSprop", {}), ("Adam", {"is_legacy_optimizer": False})])
+def test_optimizer_state_survives_h5_in_tf_keras(optimizer, extra, rng, tmp_path):
+    """A trained tfc model saved as .h5: tf_keras's load_model restores the optimizer (its family included) and
+    its next step is tfc's; tfc's own load continues the same way."""
+    need("tfc_model_compile", "tfc_model_train_on_batch", "tfc_model_save")
+    src = tf_keras.Sequential([tf_keras.layers.Dense(6, activation="tanh", input_shape=(5,)),
+                               tf_keras.layers.Dense(3, activation="softmax")])
+    src.set_weights([random_array(rng, tuple(w.shape), "float32", -0.5, 0.5) for w in src.weights])
+    mm = K.model_from_json(src.to_json())
+    mm.set_weights(src.get_weights())
+    mm.compile(optimizer=(optimizer, dict(learning_rate=0.01, **extra)), loss="categorical_crossentropy")
+    xs = [random_array(rng, (8, 5), "float32") for _ in range(4)]
+    ys = [np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)] for _ in range(4)]
+    for x, y in zip(xs[:3], ys[:3]):
+        mm.train_on_batch(x, y)
+    path = str(tmp_path / "m.h5")
+    mm.save(path)
+    dst = tf_keras.models.load_model(path)
+    loaded = K.load_model(path)
+    mm.train_on_batch(xs[3], ys[3])
+    loaded.train_on_batch(xs[3], ys[3])
+    dst.train_on_batch(xs[3], ys[3])
+    for a, b in zip(loaded.get_weights(), mm.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
+    for a, b in zip(dst.get_weights(), mm.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_tf_keras_h5_optimizer_state_loads_in_tfc(rng, tmp_path):
+    src = tf_keras.Sequential([tf_keras.layers.Dense(6, activation="tanh", input_shape=(5,)),
+                               tf_keras.layers.Dense(3, activation="softmax")])
+    src.compile(optimizer=tf_keras.optimizers.Adam(0.01), loss="categorical_crossentropy")
+    xs = [random_array(rng, (8, 5), "float32") for _ in range(4)]
+    ys = [np.eye(3, dtype=np.float32)[rng.integers(0, 3, 8)] for _ in range(4)]
+    for x, y in zip(xs[:3], ys[:3]):
+        src.train_on_batch(x, y)
+    path = str(tmp_path / "t.h5")
+    src.save(path, save_format="h5")
+    need("tfc_keras_load_model", "tfc_model_train_on_batch")
+    mm = K.load_model(path)
+    src.train_on_batch(xs[3], ys[3])
+    mm.train_on_batch(xs[3], ys[3])
+    for a, b in zip(mm.get_weights(), src.get_weights()):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
