@@ -10,4 +10,8 @@ void tfc_tool_graph_usage(FILE *f);
 /* `tfc graph run ...` (argv after "run"). */
 int tfc_tool_graph_run(int argc, char **argv);
 
+/* `tfc model run ...` for Keras model files (.keras, .h5): tfc_model_run.c. */
+int tfc_tool_model(int argc, char **argv);
+void tfc_tool_model_usage(FILE *f);
+
 #endif

@@ -311,3 +311,48 @@ def test_tf_keras_h5_optimizer_state_loads_in_tfc(rng, tmp_path):
     mm.train_on_batch(xs[3], ys[3])
     for a, b in zip(mm.get_weights(), src.get_weights()):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("fmt", ["keras", "h5"])
+def test_tfc_model_run_cli(fmt, rng, tmp_path):
+    """`tfc model run --model M --inputs 'a=a.npy;b=b.npy' --outdir O` on a file Keras wrote: O/<output>.npy
+    equals Keras's prediction."""
+    import subprocess
+    tfc_bin = os.path.join(os.path.dirname(tfc.library_path), "tfc")
+    if not os.path.exists(tfc_bin):
+        pytest.skip("no tfc command beside the library")
+    if fmt == "keras":
+        src = k3_multi()
+        randomize(src, rng)
+        path = str(tmp_path / "m.keras")
+        src.save(path)
+        names = ["a", "b"]
+        x = inputs_for("multi", rng)
+        want = k3_predict(src, x)
+        out_name = src.layers[-1].name
+    else:
+        a, b = tf_keras.Input((4,), name="a"), tf_keras.Input((4,), name="b")
+        y = tf_keras.layers.Dense(3, name="out")(tf_keras.layers.Concatenate()([a, b]))
+        src = tf_keras.Model([a, b], y)
+        src.set_weights([random_array(rng, tuple(w.shape), "float32") for w in src.weights])
+        path = str(tmp_path / "m.h5")
+        src.save(path, save_format="h5")
+        names = ["a", "b"]
+        x = [random_array(rng, (4, 4), "float32"), random_array(rng, (4, 4), "float32")]
+        want = src.predict(x, verbose=0)
+        out_name = "out"
+    feeds = []
+    for n, v in zip(names, x):
+        np.save(str(tmp_path / (n + ".npy")), v)
+        feeds.append("%s=%s" % (n, tmp_path / (n + ".npy")))
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    cmd = [tfc_bin, "model", "run", "--model", path, "--inputs", ";".join(feeds), "--outdir", str(outdir)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert_close(np.load(str(outdir / (out_name + ".npy"))), want, rtol=1e-5, atol=1e-6)
+    r = subprocess.run(cmd, capture_output=True, text=True)  # outputs exist: kept without --overwrite
+    assert r.returncode != 0 and "--overwrite" in r.stderr
+    r = subprocess.run(cmd[:-4] + ["--inputs", "nope=%s" % (tmp_path / "a.npy"), "--outdir", str(outdir)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "nope" in r.stderr
