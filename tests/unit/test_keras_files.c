@@ -14,18 +14,10 @@
 
 #include "keras/keras_internal.h" /* struct tfc_layer, to define a layer class */
 #include "tfc/keras.h"
+#include "keras_files_util.h"
 #include "tfc_test.h"
 
 static tfc_ctx *ctx;
-static char tmpdir[64];
-
-static char *tmp_path(const char *name) {
-    static char buf[4][256];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, 256, "%s/%s", tmpdir, name);
-    return p;
-}
 
 /* Input(4) -> Dense(3, relu) -> Dropout -> BatchNormalization -> Dense(2, softmax), weights set to distinct
  * values derived from seed. */
@@ -66,19 +58,6 @@ static tfc_model *functional(void) {
     CHECK_OK(&st);
     REQUIRE(m);
     return m;
-}
-
-static bool same_weights(tfc_model *a, tfc_model *b) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_tensor *wa[16], *wb[16];
-    int na = tfc_model_get_weights(a, wa, 16, &st), nb = tfc_model_get_weights(b, wb, 16, &st);
-    bool same = na == nb && na > 0;
-    for (int i = 0; same && i < na; i++)
-        same = tfc_shape_equal(tfc_tensor_shape(wa[i]), tfc_tensor_shape(wb[i])) &&
-               !memcmp(tfc_tensor_data(wa[i]), tfc_tensor_data(wb[i]), tfc_tensor_byte_size(wa[i]));
-    for (int i = 0; i < na && i < 16; i++) tfc_tensor_unref(wa[i]);
-    for (int i = 0; i < nb && i < 16; i++) tfc_tensor_unref(wb[i]);
-    return same;
 }
 
 /* Weights within tol of each other (float32 models). */
@@ -402,7 +381,6 @@ static void rewrite(const char *good, const char *path, const char *drop, const 
     REQUIRE(zip_close(out) == 0);
     zip_discard(in);
 }
-
 
 static void test_damaged_archives(void) {
     tfc_status st = TFC_STATUS_INIT;
