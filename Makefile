@@ -20,7 +20,7 @@ PYTHON  ?= python3
 JOBS    ?= $(shell nproc)
 PYTEST_ARGS ?= -q
 
-DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
+DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libzip-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
                 clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto

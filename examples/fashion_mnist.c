@@ -15,8 +15,9 @@
  *                        EarlyStopping(patience=6, restore_best_weights=True),
  *                        TensorBoard("logs", histogram_freq=1, profile_batch=(2, 3))])
  *   model.evaluate(x_test, y_test); model.save_weights("fashion_mnist.weights.h5")
+ *   model.save("fashion_mnist.keras")   # keras.saving.load_model reads it back, optimizer state included
  *
- * Usage: fashion_mnist [epochs [weights.h5]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
+ * Usage: fashion_mnist [epochs [weights.h5 [model.keras]]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
  * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
  *
  * DEMO_PRECISION=mixed_bfloat16 (or mixed_float16) trains under that Keras mixed precision policy, as
@@ -57,7 +58,8 @@ int main(int argc, char **argv) {
     if (argc > 1) epochs = atoi(argv[1]);
     else if (getenv("TFC_EPOCHS")) epochs = atoi(getenv("TFC_EPOCHS"));
     const char *weights_path = argc > 2 ? argv[2] : "fashion_mnist.weights.h5";
-    if (epochs < 1) return fprintf(stderr, "usage: %s [epochs >= 1 [weights.h5]]\n", argv[0]), 2;
+    const char *model_path = argc > 3 ? argv[3] : "fashion_mnist.keras";
+    if (epochs < 1) return fprintf(stderr, "usage: %s [epochs >= 1 [weights.h5 [model.keras]]]\n", argv[0]), 2;
 
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 42, .has_seed = true}, &st);
@@ -116,6 +118,8 @@ int main(int argc, char **argv) {
 
     if (!tfc_model_save_weights(model, weights_path, &st)) goto fail;
     printf("Saved weights to %s\n", weights_path);
+    if (!tfc_model_save(model, model_path, &st)) goto fail;
+    printf("Saved model to %s\n", model_path);
 
     /* A few predictions with class names. */
     const char *const *names = tfc_datasets_fashion_mnist_class_names();

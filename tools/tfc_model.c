@@ -1,7 +1,7 @@
 /* `tfc model run --model M --inputs 'x=x.npy' [--input_exprs 'x=[...]'] --outdir O [--overwrite]`: runs a saved
  * model on .npy inputs and writes each output as O/<output_key>.npy. The kind of model is picked from the path by
  * the table below (one row per format); a SavedModel directory runs its serving_default signature under the
- * 'serve' tag set. */
+ * 'serve' tag set; a Keras file (.keras, .h5) predicts (tfc_model_keras.c). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,6 +26,10 @@ static int run_saved_model(const model_args *a) {
                                   a->outdir, a->overwrite);
 }
 
+static int run_keras(const model_args *a) {
+    return tfc_tool_run_keras_model(a->model, a->inputs, a->outdir, a->overwrite);
+}
+
 /* Model formats: the first whose `matches` accepts the path runs it. */
 static const struct {
     const char *what;
@@ -33,6 +37,7 @@ static const struct {
     int (*run)(const model_args *a);
 } kinds[] = {
     {"SavedModel directory (saved_model.pb)", is_saved_model_dir, run_saved_model},
+    {"Keras model file (.keras, .h5)", tfc_tool_is_keras_file, run_keras},
 };
 
 int tfc_tool_model(int argc, char **argv) {
@@ -68,5 +73,7 @@ int tfc_tool_model(int argc, char **argv) {
 }
 
 void tfc_tool_model_usage(FILE *f) {
-    fprintf(f, "  model run --model M --inputs 'x=x.npy' --outdir O [--overwrite]   run a saved model\n");
+    fprintf(f, "  model run --model M --inputs 'x=x.npy' --outdir O [--overwrite]\n"
+               "                       run a SavedModel directory's serving_default or predict with a .keras / .h5\n"
+               "                       model, writing O/<output>.npy\n");
 }

@@ -39,4 +39,9 @@ tfc_tensor *tfc_tool_parse_literal(const char *expr, tfc_dtype dtype, tfc_status
 bool tfc_tool_output_paths(const char *prog, const char *outdir, const char *const *keys, int n, bool overwrite,
                            char (*paths)[4096]);
 
+/* The Keras-file row of `tfc model run` (tfc_model_keras.c): whether path names a .keras / .h5 file, and the run
+ * (inputs is modified). Exit code. */
+bool tfc_tool_is_keras_file(const char *path);
+int tfc_tool_run_keras_model(const char *path, char *inputs, const char *outdir, bool overwrite);
+
 #endif

@@ -13,5 +13,6 @@
 #include "tfc/keras/dataset_utils.h"
 #include "tfc/keras/mixed_precision.h"
 #include "tfc/keras/checkpoint.h"
+#include "tfc/keras/saving.h"
 
 #endif

@@ -26,7 +26,7 @@ from .tensor import Tensor, constant
 from .variables import Variable
 
 __all__ = ["Layer", "Model", "Sequential", "Input", "KerasTensor", "Optimizer", "Loss", "Metric", "layer_from_config",
-           "model_from_config", "model_from_json", "optimizer_from_config", "loss_from_config", "metric_from_config",
+           "model_from_config", "model_from_json", "load_model", "optimizer_from_config", "loss_from_config", "metric_from_config",
            "clear_session", "available"]
 
 _P = ctypes.c_void_p
@@ -130,6 +130,8 @@ _SIGS = {
     "tfc_model_reset_metrics": (None, [_P]),
     "tfc_model_save_weights": (_B, [_P, _CP, _PS]),
     "tfc_model_load_weights": (_B, [_P, _CP, _PS]),
+    "tfc_model_save": (_B, [_P, _CP, _PS]),
+    "tfc_keras_load_model": (_P, [_P, _CP, _PS]),
     "tfc_model_get_weights": (_I, [_P, _PP, _I, _PS]),
     "tfc_model_set_weights": (_B, [_P, _PP, _I, _PS]),
     "tfc_history_epochs": (_I, [_P]),
@@ -861,6 +863,12 @@ class Model(Layer):
         _c("tfc_model_load_weights")(self._m, os.fsencode(path), ctypes.byref(st))
         check(st)
 
+    def save(self, filepath):
+        """keras.Model.save: "m.keras" (Keras 3 archive) or "m.h5" (legacy HDF5 model)."""
+        st = _st()
+        _c("tfc_model_save")(self._m, os.fsencode(filepath), ctypes.byref(st))
+        check(st)
+
     # -- training
     def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, steps_per_execution=1):
         """optimizer: a name, (class_name, config), {'class_name', 'config'} or an Optimizer; loss: a name,
@@ -1116,6 +1124,14 @@ def model_from_config(config):
 
 
 model_from_json = model_from_config
+
+
+def load_model(filepath):
+    """keras.saving.load_model: a .keras archive or a legacy .h5 model (detected from the contents)."""
+    st = _st()
+    h = _c("tfc_keras_load_model")(_ctx(), os.fsencode(filepath), ctypes.byref(st))
+    check(st)
+    return Model(h)
 
 
 class TensorBoard:

@@ -9,21 +9,21 @@
 #include "platform/files.h"
 #include "keras/model_internal.h"
 #include "tfc/distribute.h"
-
-/* model.save_weights lives in the saving module (saving_hdf5.c); until it is linked in, a weak reference keeps
- * this file linkable and ModelCheckpoint reports UNIMPLEMENTED. */
-extern bool tfc_model_save_weights(tfc_model *m, const char *path, tfc_status *st) __attribute__((weak));
+#include "tfc/keras/saving.h"
 
 /* Under a multi-worker strategy only the chief keeps its checkpoint: the other workers write theirs to a
- * temporary name beside it and remove it (Keras's rule for multi-worker ModelCheckpoint). */
-static bool save_weights(tfc_model *m, const char *path, tfc_status *st) {
-    if (!tfc_model_save_weights)
-        return tfc_status_set(st, TFC_UNIMPLEMENTED, "ModelCheckpoint: model.save_weights is not available in this build");
+ * temporary name beside it and remove it (Keras's rule for multi-worker ModelCheckpoint). save_weights_only
+ * false saves the whole model (model.save: .keras or .h5 by the suffix). */
+static bool save_weights(tfc_model *m, const char *path, bool weights_only, tfc_status *st) {
+    bool (*save)(tfc_model *, const char *, tfc_status *) = weights_only ? tfc_model_save_weights : tfc_model_save;
     tfc_strategy *s = TFC_IMPL(m)->strategy;
-    if (!s || tfc_strategy_is_chief(s)) return tfc_model_save_weights(m, path, st);
+    if (!s || tfc_strategy_is_chief(s)) return save(m, path, st);
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.workertemp_%d", path, tfc_strategy_worker_id(s));
-    bool ok = tfc_model_save_weights(m, tmp, st);
+    /* the suffix stays last, as model.save picks the format by it */
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash)) dot = path + strlen(path);
+    snprintf(tmp, sizeof tmp, "%.*s.workertemp_%d%s", (int)(dot - path), path, tfc_strategy_worker_id(s), dot);
+    bool ok = save(m, tmp, st);
     remove(tmp);
     return ok;
 }
@@ -168,7 +168,7 @@ static bool ckpt_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *
                 fflush(out);
             }
             c->best = current;
-            return save_weights(m, path, st);
+            return save_weights(m, path, c->save_weights_only, st);
         }
         if (c->verbose > 0) {
             fprintf(out, "\nEpoch %d: %s did not improve from %.5f\n", epoch + 1, c->monitor, c->best);
@@ -180,7 +180,7 @@ static bool ckpt_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *
         fprintf(out, "\nEpoch %d: saving model to %s\n", epoch + 1, path);
         fflush(out);
     }
-    return save_weights(m, path, st);
+    return save_weights(m, path, c->save_weights_only, st);
 }
 
 static void ckpt_free(checkpoint *c) {

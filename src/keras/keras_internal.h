@@ -184,6 +184,10 @@ typedef struct tfc_layer_registration {
 } tfc_layer_registration;
 /* The registration of a class name, or NULL. The table is generated from src/keras/layer_list.h. */
 const tfc_layer_registration *tfc_layer_registry_find(const char *class_name);
+/* A layer of a class registered with tfc_keras_register_layer (layer_custom.c); *found is false when no such
+ * class is registered. */
+tfc_layer *tfc_keras_custom_layer_from_config(const char *class_name, const cJSON *config, bool *found,
+                                              tfc_status *st);
 /* tfc_layer_from_config on a parsed config. */
 tfc_layer *tfc_layer_from_config_json(const char *class_name, const cJSON *config, tfc_status *st);
 

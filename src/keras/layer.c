@@ -849,8 +849,16 @@ tfc_layer *tfc_layer_from_config(const char *class_name, const char *config_json
 tfc_layer *tfc_layer_from_config_json(const char *class_name, const cJSON *config, tfc_status *st) {
     const tfc_layer_registration *r = tfc_layer_registry_find(class_name);
     if (!r) {
-        tfc_status_set(st, TFC_INVALID_ARGUMENT, "Unknown layer: %s", class_name);
-        return NULL;
+        bool found = false;
+        tfc_layer *l = config && cJSON_IsObject(config)
+                           ? tfc_keras_custom_layer_from_config(class_name, config, &found, st) : NULL;
+        if (!found)
+            tfc_status_set(st, TFC_INVALID_ARGUMENT, "Unknown layer: '%s'. Please ensure you are using a "
+                           "`keras.utils.custom_object_scope` and that this object is included in the scope "
+                           "(tfc_keras_register_layer).", class_name);
+        else if (l)
+            tfc_status_clear(st);
+        return l;
     }
     if (!config || !cJSON_IsObject(config)) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "from_config(%s): the config is not a JSON object", class_name);

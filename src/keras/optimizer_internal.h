@@ -104,6 +104,9 @@ extern const tfc_opt_class tfc_opt_sgd, tfc_opt_adam, tfc_opt_adamw, tfc_opt_rms
     tfc_opt_adamax, tfc_opt_nadam;
 
 /* ---- base helpers (optimizers.c) ---- */
+/* Keras's optimizer.build(var_list): creates iterations and the slots of vars (in Keras's order) without a
+ * step, so that saved optimizer state can be assigned before training continues (saving_keras3.c). */
+bool tfc_opt_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st);
 /* A skipped step: iterations advance (created if need be), nothing else changes. */
 bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st);
 /* A LossScaleOptimizer's get_config (tfc_free). */

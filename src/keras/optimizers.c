@@ -461,6 +461,14 @@ bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st) {
     return ok;
 }
 
+bool tfc_opt_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st) {
+    if (o->inner) return tfc_opt_build(o->inner, ctx, vars, n, st);
+    if (!validate(o, st) || !tfc_scope_begin(ctx, st)) return false;
+    bool ok = ensure_iterations(o, ctx, st) && (n == 0 || o->cls->create_slots(o, ctx, vars, n, st));
+    tfc_scope_end(ctx);
+    return ok;
+}
+
 bool tfc_optimizer_apply_gradients(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grads,
                                    tfc_variable *const *vars, int n, tfc_status *st) {
     if (!o || !ctx || n < 0 || (n > 0 && (!grads || !vars)))

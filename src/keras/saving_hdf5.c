@@ -16,110 +16,18 @@
  * layers that have weights. Every weight is read and checked before any variable is assigned, so a failed
  * load leaves the model unchanged. */
 #include <errno.h>
-#include <fcntl.h>
-#include <hdf5.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include "keras/keras_internal.h"
+#include "keras/hdf5_io.h"
+#include "keras/saving_internal.h"
 
-#define KERAS_VERSION "2.4.0"
 /* Keras's HDF5_OBJECT_HEADER_LIMIT: attributes larger than this are split into numbered chunks. */
 #define HEADER_LIMIT 64512
 /* Sanity bounds for what a (possibly corrupt) file may claim. */
 #define MAX_ATTR_STRINGS (1 << 24)
 #define MAX_STRING_SIZE (1 << 20)
-
-/* ---- HDF5 error handling --------------------------------------------------------------------------------
- * HDF5 prints its error stack to stderr by default; a library reports through its status instead. The
- * innermost HDF5 message ("truncated file: eof = ...") is appended to DATA_LOSS messages. */
-typedef struct {
-    H5E_auto2_t fn;
-    void *data;
-} h5_quiet;
-
-static void quiet_begin(h5_quiet *q) {
-    H5Eget_auto2(H5E_DEFAULT, &q->fn, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    H5Eclear2(H5E_DEFAULT);
-}
-
-static void quiet_end(h5_quiet *q) {
-    H5Eclear2(H5E_DEFAULT);
-    H5Eset_auto2(H5E_DEFAULT, q->fn, q->data);
-}
-
-static herr_t first_error(unsigned n, const H5E_error2_t *e, void *arg) {
-    if (n == 0 && e->desc) snprintf((char *)arg, 96, "%s", e->desc);
-    return 0;
-}
-
-/* The innermost HDF5 error description, or "" (buf holds 96 bytes). */
-static const char *h5_detail(char *buf) {
-    buf[0] = 0;
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, first_error, buf);
-    return buf;
-}
-
-static void close_id(hid_t id) {
-    if (id < 0) return;
-    switch (H5Iget_type(id)) {
-    case H5I_FILE: H5Fclose(id); break;
-    case H5I_GROUP: H5Gclose(id); break;
-    case H5I_DATASET: H5Dclose(id); break;
-    case H5I_DATASPACE: H5Sclose(id); break;
-    case H5I_DATATYPE: H5Tclose(id); break;
-    case H5I_ATTR: H5Aclose(id); break;
-    case H5I_GENPROP_LST: H5Pclose(id); break;
-    default: break;
-    }
-}
-
-/* ---- dtypes ---------------------------------------------------------------------------------------------- */
-
-/* h5py's float16: IEEE binary16, little-endian. */
-static hid_t half_type(void) {
-    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
-    if (t < 0) return t;
-    if (H5Tset_fields(t, 15, 10, 5, 0, 10) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_ebias(t, 15) < 0) {
-        H5Tclose(t);
-        return -1;
-    }
-    return t;
-}
-
-/* h5py's bool: an int8 enum {FALSE = 0, TRUE = 1}. */
-static hid_t bool_type(void) {
-    hid_t t = H5Tenum_create(H5T_NATIVE_INT8);
-    if (t < 0) return t;
-    int8_t f = 0, tr = 1;
-    if (H5Tenum_insert(t, "FALSE", &f) < 0 || H5Tenum_insert(t, "TRUE", &tr) < 0) {
-        H5Tclose(t);
-        return -1;
-    }
-    return t;
-}
-
-/* A new datatype for a tfc dtype: the file type (little-endian, as h5py writes on x86) or the memory type.
- * bfloat16 is stored as its 16 raw bits (uint16) with attr dtype = "bfloat16", as Keras 3 does. -1 when
- * HDF5 has no equivalent. */
-static hid_t h5_type(tfc_dtype dt, bool file) {
-    switch (dt) {
-    case TFC_FLOAT: return H5Tcopy(file ? H5T_IEEE_F32LE : H5T_NATIVE_FLOAT);
-    case TFC_DOUBLE: return H5Tcopy(file ? H5T_IEEE_F64LE : H5T_NATIVE_DOUBLE);
-    case TFC_HALF: return half_type();
-    case TFC_BFLOAT16: return H5Tcopy(file ? H5T_STD_U16LE : H5T_NATIVE_UINT16);
-    case TFC_INT8: return H5Tcopy(file ? H5T_STD_I8LE : H5T_NATIVE_INT8);
-    case TFC_UINT8: return H5Tcopy(file ? H5T_STD_U8LE : H5T_NATIVE_UINT8);
-    case TFC_INT16: return H5Tcopy(file ? H5T_STD_I16LE : H5T_NATIVE_INT16);
-    case TFC_INT32: return H5Tcopy(file ? H5T_STD_I32LE : H5T_NATIVE_INT32);
-    case TFC_INT64: return H5Tcopy(file ? H5T_STD_I64LE : H5T_NATIVE_INT64);
-    case TFC_BOOL: return bool_type();
-    default: return -1;
-    }
-}
 
 /* ---- string list attributes ------------------------------------------------------------------------------ */
 
@@ -160,7 +68,7 @@ static bool read_str_attr1(hid_t obj, const char *name, const char *file, const 
     hssize_t n = -1;
     if (a < 0 || (space = H5Aget_space(a)) < 0 || (ftype = H5Aget_type(a)) < 0 ||
         (n = H5Sget_simple_extent_npoints(space)) < 0) {
-        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot read attribute %s of %s: %s", file, name, what, h5_detail(det));
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot read attribute %s of %s: %s", file, name, what, tfc_h5_detail(det));
         goto done;
     }
     if (n == 0) {
@@ -207,13 +115,13 @@ static bool read_str_attr1(hid_t obj, const char *name, const char *file, const 
     }
     goto done;
 h5fail:
-    tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot read attribute %s of %s: %s", file, name, what, h5_detail(det));
+    tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot read attribute %s of %s: %s", file, name, what, tfc_h5_detail(det));
 done:
     tfc_free(buf);
-    close_id(mtype);
-    close_id(ftype);
-    close_id(space);
-    close_id(a);
+    tfc_h5_close(mtype);
+    tfc_h5_close(ftype);
+    tfc_h5_close(space);
+    tfc_h5_close(a);
     return ok;
 }
 
@@ -237,17 +145,6 @@ static bool read_str_attr(hid_t obj, const char *name, const char *file, const c
     return true;
 }
 
-/* A variable-length scalar string attribute, as h5py writes a Python str. */
-static bool write_scalar_str(hid_t obj, const char *name, const char *value) {
-    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), a = -1;
-    bool ok = t >= 0 && s >= 0 && H5Tset_size(t, H5T_VARIABLE) >= 0 &&
-              (a = H5Acreate2(obj, name, t, s, H5P_DEFAULT, H5P_DEFAULT)) >= 0 && H5Awrite(a, t, &value) >= 0;
-    close_id(a);
-    close_id(s);
-    close_id(t);
-    return ok;
-}
-
 /* One attribute holding strings [from, from + n) as fixed-length byte strings of `size` bytes (numpy's |S<size>,
  * NULL-padded), or, with n == 0, an empty float64 array: what Keras 2 writes for an empty list. */
 static bool write_fixed_strs(hid_t obj, const char *name, char *const *strs, int n, size_t size, tfc_status *st) {
@@ -264,9 +161,9 @@ static bool write_fixed_strs(hid_t obj, const char *name, char *const *strs, int
     if (ok && n) ok = H5Awrite(a, t, buf) >= 0;
     if (!ok && st->code == TFC_OK) tfc_status_set(st, TFC_INTERNAL, "cannot write attribute %s", name);
     tfc_free(buf);
-    close_id(a);
-    close_id(s);
-    close_id(t);
+    tfc_h5_close(a);
+    tfc_h5_close(s);
+    tfc_h5_close(t);
     return ok;
 }
 
@@ -299,18 +196,6 @@ static bool write_str_list(hid_t obj, const char *name, char *const *strs, int n
 
 /* ---- the model's side ------------------------------------------------------------------------------------ */
 
-/* model.layers as a new array (caller frees); *n gets the count. */
-static tfc_layer **model_layers(tfc_model *m, int *n, tfc_status *st) {
-    *n = tfc_model_layers(m, NULL, 0);
-    tfc_layer **l = tfc_malloc((size_t)(*n > 0 ? *n : 1) * sizeof *l);
-    if (!l) {
-        tfc_status_oom(st, "model layers", (size_t)*n * sizeof *l);
-        return NULL;
-    }
-    *n = tfc_model_layers(m, l, *n);
-    return l;
-}
-
 /* Keras's _legacy_weights(layer): trainable_weights + non_trainable_weights (for a nested model this is not
  * its layer-by-layer `weights` order). New array (caller frees; NULL when none), *n the count. */
 static tfc_variable **legacy_weights(const tfc_layer *l, int *n, tfc_status *st) {
@@ -330,40 +215,6 @@ static tfc_variable **legacy_weights(const tfc_layer *l, int *n, tfc_status *st)
 
 /* ---- save ------------------------------------------------------------------------------------------------- */
 
-static bool write_weight(hid_t group, tfc_variable *v, const char *file, const char *layer, tfc_status *st) {
-    char det[96];
-    const char *wname = tfc_variable_name(v);
-    const tfc_tensor *val = tfc_variable_value(v);
-    tfc_dtype dt = tfc_variable_dtype(v);
-    const tfc_shape *s = tfc_variable_shape(v);
-    hid_t ftype = h5_type(dt, true), mtype = h5_type(dt, false), space = -1, lcpl = -1, dcpl = -1, d = -1;
-    if (ftype < 0 || mtype < 0) {
-        close_id(ftype);
-        close_id(mtype);
-        return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: layer \"%s\" weight \"%s\" has dtype %s, which HDF5 files "
-                              "cannot hold", file, layer, wname, tfc_dtype_name(dt));
-    }
-    hsize_t dims[TFC_MAX_RANK];
-    for (int i = 0; i < s->rank; i++) dims[i] = (hsize_t)s->dims[i];
-    bool ok = (space = s->rank ? H5Screate_simple(s->rank, dims, NULL) : H5Screate(H5S_SCALAR)) >= 0 &&
-              (lcpl = H5Pcreate(H5P_LINK_CREATE)) >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0 &&
-              (dcpl = H5Pcreate(H5P_DATASET_CREATE)) >= 0 && H5Pset_obj_track_times(dcpl, 0) >= 0 &&
-              (d = H5Dcreate2(group, wname, ftype, space, lcpl, dcpl, H5P_DEFAULT)) >= 0;
-    if (ok && dt == TFC_BFLOAT16) ok = write_scalar_str(d, "dtype", "bfloat16");
-    if (ok && tfc_tensor_num_elements(val) > 0)
-        ok = H5Dwrite(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, tfc_tensor_data(val)) >= 0;
-    if (!ok)
-        tfc_status_set(st, TFC_INTERNAL, "%s: cannot write layer \"%s\" weight \"%s\": %s", file, layer, wname,
-                       h5_detail(det));
-    close_id(d);
-    close_id(dcpl);
-    close_id(lcpl);
-    close_id(space);
-    close_id(mtype);
-    close_id(ftype);
-    return ok;
-}
-
 static bool write_layer(hid_t file, tfc_layer *l, const char *path, tfc_status *st) {
     char det[96];
     const char *name = tfc_layer_name(l);
@@ -378,199 +229,41 @@ static bool write_layer(hid_t file, tfc_layer *l, const char *path, tfc_status *
     if (ok && (lcpl < 0 || gcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
                H5Pset_obj_track_times(gcpl, 0) < 0 || (g = H5Gcreate2(file, name, lcpl, gcpl, H5P_DEFAULT)) < 0))
         ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: cannot create the group of layer \"%s\" (duplicate layer "
-                            "name?): %s", path, name, h5_detail(det));
+                            "name?): %s", path, name, tfc_h5_detail(det));
     ok = ok && write_str_list(g, "weight_names", names, n, path, st);
-    for (int i = 0; ok && i < n; i++) ok = write_weight(g, v[i], path, name, st);
-    close_id(g);
-    close_id(gcpl);
-    close_id(lcpl);
+    for (int i = 0; ok && i < n; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "layer \"%.60s\" weight \"%.80s\"", name, names[i]);
+        ok = tfc_h5_write_var(g, NULL, v[i], path, what, st);
+    }
+    tfc_h5_close(g);
+    tfc_h5_close(gcpl);
+    tfc_h5_close(lcpl);
     tfc_free(names);
     tfc_free(v);
     return ok;
 }
 
-/* Opens (creating) the temporary file first with open(2), so that failures carry errno's reason. */
-static bool create_tmp(const char *tmp, const char *path, tfc_status *st) {
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0666);
-    if (fd < 0) {
-        int e = errno;
-        return tfc_status_set(st, e == ENOENT ? TFC_NOT_FOUND : e == EACCES || e == EROFS ? TFC_PERMISSION_DENIED
-                                                                                         : TFC_UNKNOWN,
-                              "save_weights %s: cannot create %s: %s", path, tmp, strerror(e));
-    }
-    close(fd);
-    return true;
-}
-
-static bool sync_file(const char *path) {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return false;
-    bool ok = fsync(fd) == 0;
-    close(fd);
-    return ok;
-}
-
-bool tfc_model_save_weights(tfc_model *m, const char *path, tfc_status *st) {
-    if (!m || !path || !*path) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "save_weights: NULL model or path");
-    size_t tn = strlen(path) + 32;
-    char *tmp = tfc_malloc(tn);
-    if (!tmp) return tfc_status_oom(st, "path", tn);
-    snprintf(tmp, tn, "%s.tmp.%ld", path, (long)getpid());
-    tfc_status_clear(st);
-    int n = 0;
-    tfc_layer **layers = NULL;
-    char **names = NULL;
-    hid_t f = -1;
-    bool ok = false, created = false;
-    h5_quiet q;
-    quiet_begin(&q);
+bool tfc_keras_legacy_write(tfc_model *m, hid_t root, const char *path, tfc_status *st) {
     char det[96];
-    if (!(layers = model_layers(m, &n, st))) goto done;
-    if (!(names = tfc_malloc((size_t)(n ? n : 1) * sizeof *names))) {
-        tfc_status_oom(st, "layer names", (size_t)n * sizeof *names);
-        goto done;
-    }
-    for (int i = 0; i < n; i++) names[i] = (char *)tfc_layer_name(layers[i]);
-    if (!create_tmp(tmp, path, st)) goto done;
-    created = true;
-    if ((f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT)) < 0) {
-        tfc_status_set(st, TFC_UNKNOWN, "save_weights %s: cannot create HDF5 file %s: %s", path, tmp, h5_detail(det));
-        goto done;
-    }
-    if (!write_str_list(f, "layer_names", names, n, path, st)) goto done;
-    if (!write_scalar_str(f, "backend", "tensorflow") || !write_scalar_str(f, "keras_version", KERAS_VERSION)) {
-        tfc_status_set(st, TFC_INTERNAL, "save_weights %s: cannot write attributes: %s", path, h5_detail(det));
-        goto done;
-    }
-    for (int i = 0; i < n; i++)
-        if (!write_layer(f, layers[i], path, st)) goto done;
-    hid_t fc = f;
-    f = -1;
-    if (H5Fclose(fc) < 0) {
-        tfc_status_set(st, TFC_UNKNOWN, "save_weights %s: cannot finish %s: %s", path, tmp, h5_detail(det));
-        goto done;
-    }
-    /* The data must be on disk before the rename makes it the file: otherwise a crash could leave a
-     * renamed but empty file in place of the old one. */
-    if (!sync_file(tmp) || rename(tmp, path) != 0) {
-        int e = errno;
-        tfc_status_set(st, e == EACCES || e == EPERM ? TFC_PERMISSION_DENIED : TFC_UNKNOWN,
-                       "save_weights %s: cannot replace it with %s: %s", path, tmp, strerror(e));
-        goto done;
-    }
-    created = false;
-    ok = true;
-done:
-    close_id(f);
-    if (created) unlink(tmp);
-    quiet_end(&q);
+    int n = 0;
+    tfc_layer **layers = tfc_keras_model_layers_array(m, &n, st);
+    if (!layers) return false;
+    char **names = tfc_malloc((size_t)(n ? n : 1) * sizeof *names);
+    bool ok = names != NULL;
+    if (!ok) tfc_status_oom(st, "layer names", (size_t)n * sizeof *names);
+    for (int i = 0; ok && i < n; i++) names[i] = (char *)tfc_layer_name(layers[i]);
+    ok = ok && write_str_list(root, "layer_names", names, n, path, st);
+    if (ok && (!tfc_h5_write_scalar_str(root, "backend", "tensorflow") ||
+               !tfc_h5_write_scalar_str(root, "keras_version", TFC_KERAS2_VERSION)))
+        ok = tfc_status_set(st, TFC_INTERNAL, "%s: cannot write attributes: %s", path, tfc_h5_detail(det));
+    for (int i = 0; ok && i < n; i++) ok = write_layer(root, layers[i], path, st);
     tfc_free(names);
     tfc_free(layers);
-    tfc_free(tmp);
-    if (ok) tfc_status_clear(st);
     return ok;
 }
 
 /* ---- load ------------------------------------------------------------------------------------------------- */
-
-/* Reads one dataset into a new tensor of the variable's dtype and shape, checking shape and dtype kind
- * (floating data only for floating variables, integers or bools for the others; within a kind values convert
- * as Keras's np.asarray(value, dtype=variable.dtype) does). */
-static tfc_tensor *read_weight(hid_t g, const char *wname, tfc_variable *v, int k, const char *layer,
-                               const char *file, tfc_status *st) {
-    char det[96];
-    tfc_dtype dt = tfc_variable_dtype(v);
-    const tfc_shape *want = tfc_variable_shape(v);
-    tfc_tensor *t = NULL, *tmpf = NULL;
-    hid_t d = -1, space = -1, ftype = -1, mtype = -1;
-    if (H5Lexists(g, wname, H5P_DEFAULT) <= 0 || (d = H5Dopen2(g, wname, H5P_DEFAULT)) < 0) {
-        tfc_status_set(st, TFC_DATA_LOSS, "%s: layer \"%s\" lists weight \"%s\" but has no such dataset%s%s", file,
-                       layer, wname, *h5_detail(det) ? ": " : "", det);
-        goto done;
-    }
-    if ((space = H5Dget_space(d)) < 0 || (ftype = H5Dget_type(d)) < 0) goto h5fail;
-    H5S_class_t sc = H5Sget_simple_extent_type(space);
-    int rank = sc == H5S_SCALAR ? 0 : H5Sget_simple_extent_ndims(space);
-    if (sc == H5S_NO_CLASS || rank < 0) goto h5fail;
-    hsize_t dims[32];
-    tfc_shape got = {.rank = rank > TFC_MAX_RANK ? TFC_MAX_RANK : rank};
-    if (rank > 32 || (rank > 0 && H5Sget_simple_extent_dims(space, dims, NULL) < 0)) goto h5fail;
-    bool same = sc != H5S_NULL && rank == want->rank;
-    for (int i = 0; i < got.rank; i++) {
-        got.dims[i] = (int64_t)dims[i];
-        if (same && (int64_t)dims[i] != want->dims[i]) same = false;
-    }
-    if (!same) {
-        tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                       "Layer #%d (named \"%s\"): weight \"%s\" has shape %s in the file, but the model's weight "
-                       "has shape %s (%s)",
-                       k, layer, wname, TFC_KSHP(&got), TFC_KSHP(want), file);
-        goto done;
-    }
-    H5T_class_t fc = H5Tget_class(ftype);
-    bool bf16_bits = false;
-    if (dt == TFC_BFLOAT16 && fc == H5T_INTEGER && H5Tget_size(ftype) == 2 && H5Aexists(d, "dtype") > 0)
-        bf16_bits = true; /* Keras 3's raw bfloat16 */
-    bool floating = tfc_dtype_is_floating(dt);
-    if (!bf16_bits && (floating ? fc != H5T_FLOAT : !(fc == H5T_INTEGER || (fc == H5T_ENUM && dt == TFC_BOOL)))) {
-        static const char *const cls[] = {"integer", "float", "time", "string", "bitfield", "opaque",
-                                          "compound", "reference", "enum", "variable-length", "array"};
-        tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                       "Layer #%d (named \"%s\"): weight \"%s\" holds %s data in the file, but the model's weight "
-                       "has dtype %s (%s)",
-                       k, layer, wname, fc >= 0 && fc < 11 ? cls[fc] : "unknown", tfc_dtype_name(dt), file);
-        goto done;
-    }
-    if (!(t = tfc_tensor_new(dt, want->dims, want->rank, st))) goto done;
-    if (tfc_tensor_num_elements(t) == 0) goto done;
-    void *out = tfc_tensor_mutable_data(t);
-    herr_t r;
-    if (dt == TFC_BFLOAT16 && !bf16_bits) {
-        /* No HDF5 conversion to bfloat16: read float32, then round. */
-        if (!(tmpf = tfc_tensor_new(TFC_FLOAT, want->dims, want->rank, st))) goto done;
-        float *f = tfc_tensor_mutable_data(tmpf);
-        if ((r = H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f)) >= 0) {
-            tfc_bfloat16 *b = out;
-            for (int64_t i = 0, n = tfc_tensor_num_elements(t); i < n; i++) b[i] = tfc_bfloat16_from_float(f[i]);
-        }
-    } else if (dt == TFC_BOOL && fc == H5T_ENUM) {
-        /* HDF5 converts no enum to integers; h5py's bool enum is one byte whose value is the truth value. */
-        if (H5Tget_size(ftype) != 1) {
-            tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: layer \"%s\" weight \"%s\": enum of %zu bytes for a bool "
-                           "weight", file, layer, wname, H5Tget_size(ftype));
-            goto done;
-        }
-        uint8_t *b = out;
-        if ((mtype = H5Tcopy(ftype)) < 0) goto h5fail;
-        if ((r = H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, b)) >= 0)
-            for (int64_t i = 0, n = tfc_tensor_num_elements(t); i < n; i++) b[i] = b[i] != 0;
-    } else {
-        if ((mtype = h5_type(dt == TFC_BOOL ? TFC_UINT8 : dt, false)) < 0) goto h5fail;
-        r = H5Dread(d, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, out);
-        if (r >= 0 && dt == TFC_BOOL) {
-            uint8_t *b = out;
-            for (int64_t i = 0, n = tfc_tensor_num_elements(t); i < n; i++) b[i] = b[i] != 0;
-        }
-    }
-    if (r < 0) goto h5fail;
-    goto done;
-h5fail:
-    tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot read layer \"%s\" weight \"%s\": %s", file, layer, wname,
-                   h5_detail(det));
-    tfc_tensor_unref(t);
-    t = NULL;
-done:
-    if (st->code != TFC_OK) {
-        tfc_tensor_unref(t);
-        t = NULL;
-    }
-    tfc_tensor_unref(tmpf);
-    close_id(mtype);
-    close_id(ftype);
-    close_id(space);
-    close_id(d);
-    return t;
-}
 
 /* One layer listed in the file with its weight names (positional pairing uses only those with weights). */
 typedef struct saved_layer {
@@ -578,44 +271,17 @@ typedef struct saved_layer {
     strlist weights;
 } saved_layer;
 
-bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st) {
-    if (!m || !path) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "load_weights: NULL model or path");
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        int e = errno;
-        return tfc_status_set(st, e == ENOENT || e == ENOTDIR ? TFC_NOT_FOUND : TFC_UNKNOWN, "%s: %s", path,
-                              strerror(e));
-    }
-    tfc_status_clear(st);
-    if (access(path, R_OK) != 0) {
-        int e = errno;
-        return tfc_status_set(st, e == EACCES ? TFC_PERMISSION_DENIED : TFC_UNKNOWN, "%s: %s", path, strerror(e));
-    }
-    if (S_ISDIR(sb.st_mode))
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "load_weights %s: is a directory (a SavedModel or TF "
-                              "checkpoint folder is not an HDF5 weights file)", path);
+bool tfc_keras_legacy_read(tfc_model *m, hid_t f, const char *path, tfc_status *st) {
     char det[96];
-    h5_quiet q;
-    quiet_begin(&q);
-    hid_t f = -1, root = -1;
+    hid_t root = -1;
     strlist names = {0};
     saved_layer *saved = NULL;
     int n_saved = 0, n_layers = 0, n_with = 0;
     tfc_layer **layers = NULL, **with = NULL;
-    tfc_tensor **vals = NULL, **old = NULL;
+    tfc_tensor **vals = NULL;
     tfc_variable **vars = NULL;
     int n_vals = 0, cap_vals = 0;
     bool ok = false, found;
-    htri_t is = H5Fis_hdf5(path);
-    if (is <= 0) {
-        tfc_status_set(st, TFC_DATA_LOSS, "%s: not an HDF5 file (no HDF5 signature)%s%s", path,
-                       is < 0 && *h5_detail(det) ? ": " : "", is < 0 ? det : "");
-        goto done;
-    }
-    if ((f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
-        tfc_status_set(st, TFC_DATA_LOSS, "%s: corrupt or truncated HDF5 file: %s", path, h5_detail(det));
-        goto done;
-    }
     /* A full-model file (model.save('m.h5')) keeps the same layout under /model_weights. */
     if (H5Aexists(f, "layer_names") <= 0 && H5Aexists(f, "layer_names0") <= 0 &&
         H5Lexists(f, "model_weights", H5P_DEFAULT) > 0)
@@ -623,16 +289,12 @@ bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st) {
     else
         root = H5Gopen2(f, "/", H5P_DEFAULT);
     if (root < 0) {
-        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot open the root group: %s", path, h5_detail(det));
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot open the root group: %s", path, tfc_h5_detail(det));
         goto done;
     }
     if (!read_str_attr(root, "layer_names", path, "the root group", &names, &found, st)) goto done;
     if (!found) {
-        if (H5Lexists(root, "layers", H5P_DEFAULT) > 0 || H5Lexists(root, "vars", H5P_DEFAULT) > 0)
-            tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: a Keras 3 weights file (layers/<name>/vars layout); "
-                           "load_weights reads the Keras 2 HDF5 layout", path);
-        else
-            tfc_status_set(st, TFC_DATA_LOSS, "%s: not a Keras weights file (no layer_names attribute)", path);
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: not a Keras weights file (no layer_names attribute)", path);
         goto done;
     }
     if (names.n > 0 && !(saved = tfc_calloc((size_t)names.n, sizeof *saved))) {
@@ -656,7 +318,7 @@ bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st) {
         if (s->weights.n > 0) n_saved++;
         else strlist_free(&s->weights);
     }
-    if (!(layers = model_layers(m, &n_layers, st))) goto done;
+    if (!(layers = tfc_keras_model_layers_array(m, &n_layers, st))) goto done;
     if (!(with = tfc_malloc((size_t)(n_layers ? n_layers : 1) * sizeof *with))) {
         tfc_status_oom(st, "layers", (size_t)n_layers * sizeof *with);
         goto done;
@@ -699,12 +361,15 @@ bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st) {
         hid_t g = H5Gopen2(root, saved[k].name, H5P_DEFAULT);
         if (g < 0) {
             tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot open the group of layer \"%s\": %s", path, saved[k].name,
-                           h5_detail(det));
+                           tfc_h5_detail(det));
             tfc_free(v);
             goto done;
         }
         for (int i = 0; i < nv; i++) {
-            tfc_tensor *t = read_weight(g, saved[k].weights.s[i], v[i], k, lname, path, st);
+            char what[200];
+            snprintf(what, sizeof what, "Layer #%d (named \"%.60s\"): weight \"%.80s\"", k, lname,
+                     saved[k].weights.s[i]);
+            tfc_tensor *t = tfc_h5_read_var(g, saved[k].weights.s[i], v[i], what, path, st);
             if (!t) {
                 H5Gclose(g);
                 tfc_free(v);
@@ -716,30 +381,10 @@ bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st) {
         H5Gclose(g);
         tfc_free(v);
     }
-    /* Everything read and checked: now assign. Shapes and dtypes match, so only an allocation can fail; then
-     * the values assigned so far are put back (assigning shares buffers, so holding the old values costs
-     * nothing). */
-    if (n_vals > 0 && !(old = tfc_calloc((size_t)n_vals, sizeof *old))) {
-        tfc_status_oom(st, "weights", (size_t)n_vals * sizeof *old);
-        goto done;
-    }
-    tfc_ctx *ctx = m->ctx ? m->ctx : n_with ? with[0]->ctx : NULL;
-    int assigned = 0;
-    for (; assigned < n_vals; assigned++) {
-        old[assigned] = tfc_tensor_ref((tfc_tensor *)tfc_variable_value(vars[assigned]));
-        if (!tfc_variable_assign(ctx, vars[assigned], vals[assigned], st)) break;
-    }
-    if (assigned < n_vals) {
-        tfc_status keep = *st, ignore = TFC_STATUS_INIT;
-        for (int i = 0; i <= assigned; i++)
-            if (old[i]) tfc_variable_assign(ctx, vars[i], old[i], &ignore);
-        *st = keep;
-        goto done;
-    }
+    /* Everything read and checked: now assign. */
+    if (!tfc_keras_assign_all(m->ctx ? m->ctx : n_with ? with[0]->ctx : NULL, vars, vals, n_vals, st)) goto done;
     ok = true;
 done:
-    for (int i = 0; old && i < n_vals; i++) tfc_tensor_unref(old[i]);
-    tfc_free(old);
     for (int i = 0; i < n_vals; i++) tfc_tensor_unref(vals[i]);
     tfc_free(vals);
     tfc_free(vars);
@@ -749,9 +394,63 @@ done:
     if (saved && n_saved < names.n) strlist_free(&saved[n_saved].weights);
     tfc_free(saved);
     strlist_free(&names);
-    close_id(root);
-    close_id(f);
-    quiet_end(&q);
+    tfc_h5_close(root);
     if (ok) tfc_status_clear(st);
     return ok;
+}
+
+/* ---- optimizer_weights of a full-model file ------------------------------------------------------------------ */
+
+bool tfc_keras_legacy_write_optimizer(hid_t f, tfc_variable *const *v, int n, const char *path, tfc_status *st) {
+    char det[96];
+    hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE), g = -1;
+    char **names = tfc_malloc((size_t)(n ? n : 1) * sizeof *names);
+    bool ok = names && gcpl >= 0 && H5Pset_obj_track_times(gcpl, 0) >= 0 &&
+              (g = H5Gcreate2(f, "optimizer_weights", H5P_DEFAULT, gcpl, H5P_DEFAULT)) >= 0;
+    if (!ok) tfc_status_set(st, TFC_INTERNAL, "%s: cannot create optimizer_weights: %s", path, tfc_h5_detail(det));
+    for (int i = 0; ok && i < n; i++) names[i] = (char *)tfc_variable_name(v[i]);
+    ok = ok && write_str_list(g, "weight_names", names, n, path, st);
+    for (int i = 0; ok && i < n; i++) {
+        char what[160];
+        snprintf(what, sizeof what, "optimizer weight \"%.120s\"", names[i]);
+        ok = tfc_h5_write_var(g, names[i], v[i], path, what, st);
+    }
+    tfc_h5_close(g);
+    tfc_h5_close(gcpl);
+    tfc_free(names);
+    return ok;
+}
+
+int tfc_keras_legacy_read_optimizer(hid_t f, tfc_variable *const *v, int n, tfc_tensor **vals, const char *path,
+                                    tfc_status *st) {
+    if (H5Lexists(f, "optimizer_weights", H5P_DEFAULT) <= 0) return 0;
+    hid_t g = H5Gopen2(f, "optimizer_weights", H5P_DEFAULT);
+    strlist names = {0};
+    bool found = false;
+    int got = -1;
+    if (g < 0) {
+        char det[96];
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: cannot open optimizer_weights: %s", path, tfc_h5_detail(det));
+    } else if (read_str_attr(g, "weight_names", path, "optimizer_weights", &names, &found, st)) {
+        if (names.n != n) {
+            /* tf.keras warns and goes on with a fresh optimizer */
+            tfc_log(TFC_LOG_WARNING, "Error in loading the saved optimizer state (%s): the optimizer has %d "
+                    "variables, the file %d. The model's optimizer starts fresh.", path, n, names.n);
+            got = 0;
+        } else {
+            got = n;
+            for (int i = 0; i < n; i++) {
+                char what[160];
+                snprintf(what, sizeof what, "optimizer weight \"%.120s\"", names.s[i]);
+                if (!(vals[i] = tfc_h5_read_var(g, names.s[i], v[i], what, path, st))) {
+                    for (int j = 0; j < i; j++) tfc_tensor_unref(vals[j]);
+                    got = -1;
+                    break;
+                }
+            }
+        }
+    }
+    strlist_free(&names);
+    tfc_h5_close(g);
+    return got;
 }

@@ -153,6 +153,31 @@ def make_keras():
             put("hdf5", "other_model", fh.read())
 
 
+def make_keras_zip():
+    """Keras 3 archives: a compiled, trained Sequential (optimizer state included), a Functional model, and an
+    uncompiled one."""
+    import numpy as np
+    import keras
+
+    with tempfile.TemporaryDirectory() as d:
+        p = os.path.join(d, "m.keras")
+        m = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3, activation="relu"), keras.layers.Dropout(0.5),
+                              keras.layers.BatchNormalization(), keras.layers.Dense(2)])
+        m.compile(optimizer="adam", loss="mse")
+        m.fit(np.ones((4, 4), "float32"), np.zeros((4, 2), "float32"), verbose=0)
+        m.save(p)
+        with open(p, "rb") as fh:
+            put("keras_zip", "sequential_adam", fh.read())
+        a, b = keras.Input((2,), name="a"), keras.Input((2,), name="b")
+        f = keras.Model([a, b], keras.layers.Dense(1)(keras.layers.Concatenate()([a, b])))
+        f.save(p)
+        with open(p, "rb") as fh:
+            put("keras_zip", "functional", fh.read())
+        keras.Sequential([keras.Input((2,)), keras.layers.Dense(1)]).save(p)
+        with open(p, "rb") as fh:
+            put("keras_zip", "small", fh.read())
+
+
 def make_text():
     # first byte picks DecodeCSV's attributes (columns, delimiter, quoting, na_value, select_cols)
     put("text", "csv", b"\x02" + b"1.5,2,abc,4,5\n-1,,\"q,uoted\",7,8.25\n,,,,\n")
@@ -215,6 +240,7 @@ def main():
     make_tfrecord(examples)
     make_images()
     make_keras()
+    make_keras_zip()
     make_text()
     make_checkpoint()
     make_saved_model()

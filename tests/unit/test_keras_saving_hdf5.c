@@ -7,18 +7,10 @@
 #include <unistd.h>
 
 #include "tfc/keras.h"
+#include "keras_files_util.h"
 #include "tfc_test.h"
 
 static tfc_ctx *ctx;
-static char tmpdir[64];
-
-static char *tmp_path(const char *name) {
-    static char buf[4][256];
-    static int k;
-    char *p = buf[k++ % 4];
-    snprintf(p, 256, "%s/%s", tmpdir, name);
-    return p;
-}
 
 /* Input (4) -> Dense(3) -> Dropout -> BatchNormalization -> Dense(2, softmax): weights in three layers, one
  * weightless layer between, non-trainable BN statistics. names: NULL for automatic names. */
@@ -55,20 +47,6 @@ static void fill_weights(tfc_model *m, float seed) {
     CHECK(tfc_model_set_weights(m, w, n, &st));
     CHECK_OK(&st);
     for (int i = 0; i < n; i++) tfc_tensor_unref(w[i]);
-}
-
-/* True when both models hold bit-identical weights. */
-static bool same_weights(tfc_model *a, tfc_model *b) {
-    tfc_status st = TFC_STATUS_INIT;
-    tfc_tensor *wa[16], *wb[16];
-    int na = tfc_model_get_weights(a, wa, 16, &st), nb = tfc_model_get_weights(b, wb, 16, &st);
-    bool same = na == nb && na > 0;
-    for (int i = 0; same && i < na; i++)
-        same = tfc_shape_equal(tfc_tensor_shape(wa[i]), tfc_tensor_shape(wb[i])) &&
-               !memcmp(tfc_tensor_data(wa[i]), tfc_tensor_data(wb[i]), tfc_tensor_byte_size(wa[i]));
-    for (int i = 0; i < na && i < 16; i++) tfc_tensor_unref(wa[i]);
-    for (int i = 0; i < nb && i < 16; i++) tfc_tensor_unref(wb[i]);
-    return same;
 }
 
 static tfc_tensor *predict(tfc_model *m) {

@@ -50,8 +50,9 @@ TFC_API void tfc_callback_free(tfc_callback *cb);
  * INVALID_ARGUMENT "Failed to format this callback filepath"), creating missing folders. monitor default
  * "val_loss"; mode "auto" (max when monitor contains "acc", else min), "min", "max"; save_best_only saves only
  * when monitor improves (strictly). verbose 1 prints tf-keras's "Epoch 3: val_loss improved from 0.50000 to
- * 0.25000, saving model to ..." lines. Full-model saving is not available yet: save_weights_only false saves
- * the weights too (tfc_model_save_weights, Keras's HDF5 layout). */
+ * 0.25000, saving model to ..." lines. save_weights_only saves with tfc_model_save_weights (the layout by the
+ * suffix: ".weights.h5" Keras 3's, others Keras 2's); otherwise the whole model with tfc_model_save (".keras"
+ * or ".h5"; another suffix fails the epoch with INVALID_ARGUMENT). */
 typedef struct {
     const char *filepath, *monitor, *mode;
     bool save_best_only, save_weights_only;
