@@ -24,6 +24,7 @@
 #include "tfc/summary.h"
 #include "tfc/profiler.h"
 #include "tfc/keras.h"
+#include "tfc/keras/preprocessing.h"
 #include "tfc/distribute.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
