@@ -35,7 +35,8 @@ typedef struct {
 extern const tfc_prep_class tfc_prep_string_lookup_class, tfc_prep_integer_lookup_class;
 
 static bool has_mask(const lookup *k) { return k->strings ? k->mask_tok != NULL : k->has_mask_int; }
-static int64_t oov_start(const lookup *k) { return has_mask(k) ? 1 : 0; }
+/* The mask takes index 0 in "int" mode only; other modes drop masked tokens (as Keras). */
+static int64_t oov_start(const lookup *k) { return has_mask(k) && k->mode == TFC_PREP_INT ? 1 : 0; }
 static int64_t token_start(const lookup *k) { return oov_start(k) + k->num_oov; }
 static int64_t vocab_size(const lookup *k) { return token_start(k) + k->vocab.n; }
 
@@ -102,7 +103,7 @@ static bool lookup_forward(lookup *k, tfc_tensor *x, int64_t *ids, tfc_status *s
         bool is_mask = k->strings ? k->mask_tok && strlen(k->mask_tok) == len && !memcmp(k->mask_tok, s, len)
                                   : k->has_mask_int && ints[i] == k->mask_int;
         if (is_mask) {
-            ids[i] = 0;
+            ids[i] = k->mode == TFC_PREP_INT ? 0 : INT64_MAX; /* out of every depth: dropped by the encoding */
             continue;
         }
         int64_t j = k->strings ? tfc_vocab_find_str(&k->vocab, s, len) : tfc_vocab_find_int(&k->vocab, ints[i]);
@@ -531,6 +532,7 @@ static tfc_layer *lookup_new(const tfc_lookup_opts *o, bool strings, tfc_status 
     tfc_status ignore = TFC_STATUS_INIT;
     bool int_mode = !tfc_prep_mode_parse(&k->base, o->output_mode, TFC_PREP_INT, LOOKUP_MODES, &m, &ignore) ||
                     m == TFC_PREP_INT;
+    k->mode = m;
     if (int_mode) k->base.dtype = k->base.compute_dtype = k->invert && strings ? TFC_STRING : TFC_INT64;
     k->base.no_autocast = true;
     k->base.keeps_input_dtype = false;

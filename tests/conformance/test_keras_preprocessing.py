@@ -1,0 +1,305 @@
+"""Keras preprocessing layers: tfc (include/tfc/keras/preprocessing.h through python/tfc/keras.py) against tf_keras
+on fresh random inputs and configurations each run (the seed is printed; TFC_TEST_SEED=<n> replays a run).
+
+Each tfc layer is created from tf_keras's get_config(), so config round trips through tfc's registry are checked
+on the way; adapted state (vocabularies in order, with the many frequency ties small alphabets give; Normalization's
+mean/variance/count), outputs and get_config must equal tf_keras's. Bad input must raise in both.
+"""
+import numpy as np
+import pytest
+
+from conftest import assert_close, tf, tfc
+from tfc import data as tfc_data
+
+tf_keras = pytest.importorskip("tf_keras")
+K = tfc.keras
+L = tf_keras.layers
+TRIALS = 6
+IGNORED_KEYS = ("module", "registered_name", "build_config", "batch_input_shape")
+
+
+def norm(v):
+    if isinstance(v, dict):
+        return {k: norm(x) for k, x in v.items() if k not in IGNORED_KEYS}
+    if isinstance(v, np.ndarray):
+        return norm(v.tolist())
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, (list, tuple)) or type(v).__name__ == "ListWrapper":
+        return [norm(x) for x in v]
+    return v
+
+
+def assert_config(got, want):
+    g, w = norm(got), norm(want)
+    assert g == w, "get_config differs:\n tfc      %r\n tf_keras %r" % (g, w)
+
+
+def twin(tk_layer):
+    """The tfc layer made from tf_keras's config (the registry's from_config)."""
+    return K.layer_from_config(type(tk_layer).__name__, norm(tk_layer.get_config()))
+
+
+@pytest.fixture(autouse=True)
+def _clear():
+    tf_keras.backend.clear_session()
+    K.clear_session()
+
+
+def rand_words(rng, n, alphabet=5, max_len=3, unicode=False):
+    """n strings over a small alphabet (many repeats and frequency ties); some empty, some non-ASCII."""
+    chars = list("abcdefghij"[:alphabet]) + (["é", "ß", "字"] if unicode else [])
+    out = []
+    for _ in range(n):
+        k = int(rng.integers(0, max_len + 1))
+        out.append("".join(chars[int(rng.integers(0, len(chars)))] for _ in range(k)))
+    return np.array(out, dtype=object)
+
+
+def as_bytes(a):
+    return np.vectorize(lambda s: s.encode() if isinstance(s, str) else s, otypes=[object])(a)
+
+
+def tk_out(layer, x):
+    return np.asarray(layer(tf.constant(x)))
+
+
+# ---- Hashing --------------------------------------------------------------------------------------------------
+
+def test_hashing_buckets_match(rng):
+    for _ in range(TRIALS):
+        kw = {"num_bins": int(rng.integers(1, 40))}
+        strings = rng.random() < 0.6
+        if rng.random() < 0.4 and kw["num_bins"] > 1:
+            kw["mask_value"] = "" if strings else 0
+        if rng.random() < 0.4:
+            kw["salt"] = int(rng.integers(0, 2**31)) if rng.random() < 0.5 else [int(rng.integers(0, 2**31)),
+                                                                                 int(rng.integers(0, 2**31))]
+        if rng.random() < 0.3:
+            kw["output_mode"] = ["one_hot", "multi_hot", "count"][int(rng.integers(0, 3))]
+        shape = (int(rng.integers(1, 6)), 1 if kw.get("output_mode") == "one_hot" else int(rng.integers(1, 6)))
+        if strings:
+            x = rand_words(rng, int(np.prod(shape)), alphabet=8, max_len=90, unicode=True).reshape(shape)
+        else:
+            x = rng.integers(-1000, 1000, size=shape).astype(np.int64)
+        tk = L.Hashing(**kw)
+        mine = twin(tk)
+        want = tk_out(tk, x)
+        got = mine(x).numpy()
+        np.testing.assert_array_equal(got, want, err_msg="Hashing(%r)" % kw)
+        assert got.dtype == want.dtype
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_fingerprint64_long_strings(rng):
+    """FarmHash Fingerprint64 for every length class (0-16, 17-32, 33-64, and the 64-byte rounds)."""
+    lengths = list(range(0, 70)) + [int(v) for v in rng.integers(70, 600, size=20)]
+    x = np.array(["".join(chr(int(c)) for c in rng.integers(32, 127, size=n)) for n in lengths], dtype=object)
+    tk = L.Hashing(num_bins=2**52 + int(rng.integers(0, 2**40)))  # exact in a JSON double
+    mine = twin(tk)
+    np.testing.assert_array_equal(mine(x).numpy(), tk_out(tk, x))
+
+
+# ---- CategoryEncoding -----------------------------------------------------------------------------------------
+
+def test_category_encoding_matches(rng):
+    for _ in range(TRIALS):
+        n = int(rng.integers(1, 10))
+        mode = ["one_hot", "multi_hot", "count"][int(rng.integers(0, 3))]
+        rank = int(rng.integers(0, 3))
+        shape = [(), (int(rng.integers(1, 6)),), (int(rng.integers(1, 5)), 1 if mode == "one_hot" else int(rng.integers(1, 5)))][rank]
+        x = rng.integers(0, n, size=shape).astype(np.int32 if rng.random() < 0.5 else np.int64)
+        tk = L.CategoryEncoding(num_tokens=n, output_mode=mode)
+        mine = twin(tk)
+        assert_close(mine(x).numpy(), tk_out(tk, x))
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_category_encoding_out_of_range():
+    tk = L.CategoryEncoding(num_tokens=3)
+    mine = twin(tk)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tk(tf.constant([[0, 3]]))
+    with pytest.raises(tfc.InvalidArgumentError, match="num_tokens=3"):
+        mine(np.array([[0, 3]]))
+    with pytest.raises(tfc.InvalidArgumentError, match="num_tokens"):
+        K.layer_from_config("CategoryEncoding", {"num_tokens": 0})(np.array([0]))
+
+
+# ---- StringLookup / IntegerLookup -----------------------------------------------------------------------------
+
+def rand_lookup_kwargs(rng, strings):
+    kw = {}
+    if rng.random() < 0.5:
+        kw["max_tokens"] = int(rng.integers(4, 9))
+    if rng.random() < 0.5:
+        kw["num_oov_indices"] = int(rng.integers(0, 4))
+    if rng.random() < 0.4:
+        kw["mask_token"] = "" if strings else 0
+    if rng.random() < 0.2 and strings:
+        kw["oov_token"] = "<?>"
+    if rng.random() < 0.5:
+        kw["output_mode"] = ["one_hot", "multi_hot", "count", "tf_idf"][int(rng.integers(0, 4))]
+        if rng.random() < 0.3 and "max_tokens" in kw:
+            kw["pad_to_max_tokens"] = True
+    return kw
+
+
+def lookup_data(rng, strings, shape):
+    n = int(np.prod(shape))
+    if strings:
+        return rand_words(rng, n, alphabet=4, max_len=2, unicode=rng.random() < 0.5).reshape(shape)
+    return rng.integers(0, 9, size=shape).astype(np.int64)
+
+
+@pytest.mark.parametrize("strings", [True, False], ids=["StringLookup", "IntegerLookup"])
+def test_lookup_adapt_matches(rng, strings):
+    cls = L.StringLookup if strings else L.IntegerLookup
+    for _ in range(TRIALS):
+        kw = rand_lookup_kwargs(rng, strings)
+        mode = kw.get("output_mode", "int")
+        rows = int(rng.integers(2, 80))
+        # tf_keras's tf_idf adapt stacks per-row unique tokens (it fails on rows with different counts): vectors there,
+        # each batch of 32 being one document
+        data = lookup_data(rng, strings, (rows,) if mode == "tf_idf" else (rows, int(rng.integers(1, 4))))
+        tk = cls(**kw)
+        mine = twin(tk)
+        tk.adapt(as_bytes(data) if strings else data)
+        mine.adapt(data)
+        want_vocab = [v.decode() if isinstance(v, bytes) else (str(v) if strings else int(v))
+                      for v in tk.get_vocabulary()]
+        assert mine.get_vocabulary() == want_vocab, "%s(%r) adapted on %r" % (cls.__name__, kw, data.tolist())
+        assert mine.vocabulary_size() == tk.vocabulary_size()
+        # fresh inputs (in-vocabulary only when OOV inputs are an error)
+        shape = (int(rng.integers(1, 5)), 1 if mode == "one_hot" else int(rng.integers(1, 5)))
+        x = lookup_data(rng, strings, shape)
+        if kw.get("num_oov_indices") == 0:
+            vocab = [v for v in mine.get_vocabulary()]
+            x = np.array([vocab[int(i)] for i in rng.integers(0, len(vocab), size=shape).ravel()],
+                         dtype=object if strings else np.int64).reshape(shape)
+        want = tk_out(tk, as_bytes(x) if strings else x)
+        got = mine(x).numpy()
+        assert got.dtype == want.dtype, "%r: dtype %s != %s" % (kw, got.dtype, want.dtype)
+        assert_close(got, want, msg="%s(%r)" % (cls.__name__, kw))
+        assert_config(mine.get_config(), tk.get_config())
+
+
+@pytest.mark.parametrize("strings", [True, False], ids=["StringLookup", "IntegerLookup"])
+def test_lookup_vocabulary_and_invert(rng, strings):
+    cls = L.StringLookup if strings else L.IntegerLookup
+    for _ in range(TRIALS):
+        pool = (["w%d" % i for i in range(20)] if strings else list(range(1, 21)))
+        vocab = [pool[int(i)] for i in rng.permutation(20)[:int(rng.integers(1, 10))]]
+        kw = {}
+        if rng.random() < 0.5:
+            kw["mask_token"] = "" if strings else 0
+        if rng.random() < 0.5:
+            kw["num_oov_indices"] = int(rng.integers(1, 3))
+        tk = cls(vocabulary=vocab, **kw)
+        mine = twin(tk)
+        assert mine.get_vocabulary() == [v.decode() if isinstance(v, bytes) else (v if strings else int(v))
+                                         for v in tk.get_vocabulary()]
+        x = np.array([pool[int(i)] for i in rng.integers(0, 20, size=6)], dtype=object if strings else np.int64)
+        np.testing.assert_array_equal(mine(x).numpy(), tk_out(tk, x))
+        assert_config(mine.get_config(), tk.get_config())
+        # inverse
+        tki = cls(vocabulary=vocab, invert=True, **kw)
+        mi = twin(tki)
+        ids = rng.integers(0, tki.vocabulary_size() + 2, size=(2, 3)).astype(np.int64)
+        got, want = mi(ids).numpy(), tk_out(tki, ids)
+        np.testing.assert_array_equal(as_bytes(got) if strings else got, want)
+
+
+def test_lookup_bad_vocabularies():
+    for vocab, kw in [(["a", "b", "a"], {}), (["a", "", "b"], {"mask_token": ""}), ([], {}),
+                      (["a", "b", "c", "d"], {"max_tokens": 3})]:
+        with pytest.raises((ValueError, tf.errors.InvalidArgumentError)):
+            L.StringLookup(vocabulary=vocab, **kw)
+        with pytest.raises(tfc.InvalidArgumentError):
+            K.layer_from_config("StringLookup", dict(kw, vocabulary=vocab))
+    with pytest.raises(tfc.InvalidArgumentError, match="repeated term"):
+        K.layer_from_config("IntegerLookup", {"vocabulary": [1, 2, 1]})
+    lk = K.layer_from_config("StringLookup", {"vocabulary": ["a"]})
+    with pytest.raises(tfc.InvalidArgumentError, match="Cannot adapt"):
+        lk.adapt(np.array(["a"], dtype=object))
+    with pytest.raises(tfc.InvalidArgumentError, match="string"):
+        lk(np.array([1, 2]))
+    lk0 = K.layer_from_config("StringLookup", {"vocabulary": ["a"], "num_oov_indices": 0})
+    with pytest.raises(tfc.InvalidArgumentError, match="num_oov_indices=0"):
+        lk0(np.array(["b"], dtype=object))
+
+
+def test_adapt_empty_and_wrong_dtype():
+    for cls, data in [("StringLookup", np.array([], dtype=object)), ("Normalization", np.zeros((0, 3), np.float32))]:
+        with pytest.raises(tfc.InvalidArgumentError, match="no data"):
+            K.layer_from_config(cls, {}).adapt(data)
+    with pytest.raises(tfc.InvalidArgumentError, match="string"):
+        K.layer_from_config("StringLookup", {}).adapt(np.array([1, 2]))
+    with pytest.raises(tfc.InvalidArgumentError, match="has no adapt"):
+        K.layer_from_config("Dense", {"units": 2}).adapt(np.zeros((2, 2), np.float32))
+
+
+def test_adapt_from_dataset_and_map(rng):
+    data = lookup_data(rng, True, (int(rng.integers(10, 60)),))
+    batch = int(rng.integers(1, 8))
+    tk = L.StringLookup()
+    tk.adapt(tf.data.Dataset.from_tensor_slices(as_bytes(data)).batch(batch))
+    mine = K.layer_from_config("StringLookup", {})
+    ds = tfc_data.Dataset.from_tensor_slices(data).batch(batch)
+    mine.adapt(ds)
+    assert mine.get_vocabulary() == [v.decode() if isinstance(v, bytes) else v for v in tk.get_vocabulary()]
+    mapped = K.map_with_layer(ds, mine)
+    got = np.concatenate([np.asarray(e) for e in mapped.as_numpy_iterator()])
+    np.testing.assert_array_equal(got, tk_out(tk, as_bytes(data)))
+
+
+# ---- Normalization --------------------------------------------------------------------------------------------
+
+def test_normalization_adapt_matches(rng):
+    for _ in range(TRIALS):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(2, 50))] + [int(rng.integers(1, 5)) for _ in range(rank - 1)]
+        choices = [None] if rank == 1 else [-1, None] + list(range(1, rank)) + ([(1, rank - 1)] if rank == 3 else [])
+        axis = choices[int(rng.integers(0, len(choices)))]
+        x = (rng.normal(size=shape) * rng.uniform(0.1, 10) + rng.uniform(-5, 5)).astype(np.float32)
+        batch = int(rng.integers(1, 40))
+        tk = L.Normalization(axis=axis)
+        mine = twin(tk)
+        tk.adapt(x, batch_size=batch)
+        mine.adapt(x, batch_size=batch)
+        for a, b in zip(mine.get_weights(), tk.get_weights()):
+            assert_close(a, b, rtol=1e-4, atol=1e-5, msg="Normalization(axis=%r) state" % (axis,))
+        y = (rng.normal(size=shape) * 3).astype(np.float32)
+        assert_close(mine(y).numpy(), tk_out(tk, y), rtol=1e-4, atol=1e-4)
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_normalization_given_stats_and_invert(rng):
+    for _ in range(TRIALS):
+        d = int(rng.integers(1, 5))
+        mean = [float(v) for v in rng.normal(size=d)]
+        var = [float(v) for v in rng.uniform(0.1, 4, size=d)]
+        if rng.random() < 0.3:
+            var[0] = 0.0  # max(sqrt(var), epsilon)
+        tk = L.Normalization(mean=mean, variance=var, invert=bool(rng.random() < 0.5))
+        mine = twin(tk)
+        x = rng.normal(size=(4, d)).astype(np.float32)
+        assert_close(mine(x).numpy(), tk_out(tk, x))
+        assert_config(mine.get_config(), tk.get_config())
+    with pytest.raises(tfc.InvalidArgumentError, match="Cannot `adapt`"):
+        K.layer_from_config("Normalization", {"mean": [0.0], "variance": [1.0]}).adapt(np.zeros((2, 1), np.float32))
+    with pytest.raises(tfc.InvalidArgumentError, match="axis"):
+        K.layer_from_config("Normalization", {"axis": [3]})(np.zeros((2, 2), np.float32))
+
+
+def test_normalization_in_model(rng):
+    """A tf_keras model with preprocessing layers loads from JSON and predicts the same."""
+    d = int(rng.integers(2, 6))
+    norm_l = L.Normalization()
+    norm_l.adapt(rng.normal(size=(32, d)).astype(np.float32))
+    tm = tf_keras.Sequential([tf_keras.Input((d,)), norm_l, L.Dense(3)])
+    mm = K.model_from_json(tm.to_json())
+    mm.set_weights(tm.get_weights())
+    x = rng.normal(size=(5, d)).astype(np.float32)
+    assert_close(np.asarray(mm.predict(x, verbose=0) if "verbose" in mm.predict.__code__.co_varnames else mm.predict(x)),
+                 tm.predict(x, verbose=0), rtol=1e-4, atol=1e-5)
