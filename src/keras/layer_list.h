@@ -36,6 +36,10 @@
     TFC_KERAS_LAYER(CategoryEncoding, category_encoding)  \
     TFC_KERAS_LAYER(Hashing, hashing)                     \
     TFC_KERAS_LAYER(StringLookup, string_lookup)          \
-    TFC_KERAS_LAYER(IntegerLookup, integer_lookup)
+    TFC_KERAS_LAYER(IntegerLookup, integer_lookup)        \
+    TFC_KERAS_LAYER(Discretization, discretization)       \
+    TFC_KERAS_LAYER(Rescaling, rescaling)                 \
+    TFC_KERAS_LAYER(CenterCrop, center_crop)              \
+    TFC_KERAS_LAYER(Resizing, resizing)
 
 #endif

@@ -303,3 +303,89 @@ def test_normalization_in_model(rng):
     x = rng.normal(size=(5, d)).astype(np.float32)
     assert_close(np.asarray(mm.predict(x, verbose=0) if "verbose" in mm.predict.__code__.co_varnames else mm.predict(x)),
                  tm.predict(x, verbose=0), rtol=1e-4, atol=1e-5)
+
+
+# ---- Discretization -------------------------------------------------------------------------------------------
+
+def boundary_probe(bounds):
+    """Values at, just below and just above each boundary (float32)."""
+    b = np.asarray(bounds, np.float32)
+    return np.concatenate([b, np.nextafter(b, np.float32(-np.inf)), np.nextafter(b, np.float32(np.inf))])
+
+
+def test_discretization_boundaries_match(rng):
+    for _ in range(TRIALS):
+        bounds = sorted(float(v) for v in np.round(rng.normal(size=int(rng.integers(0, 6))), 3))
+        mode = ["int", "one_hot", "multi_hot", "count"][int(rng.integers(0, 4))]
+        tk = L.Discretization(bin_boundaries=bounds, output_mode=mode)
+        mine = twin(tk)
+        x = np.concatenate([rng.normal(size=8).astype(np.float32), boundary_probe(bounds)]) if bounds else \
+            rng.normal(size=8).astype(np.float32)
+        x = x[:, None] if mode == "one_hot" else x.reshape(1, -1) if mode != "int" else x
+        got, want = mine(x).numpy(), tk_out(tk, x)
+        assert got.dtype == want.dtype
+        assert_close(got, want)
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_discretization_adapt_matches(rng):
+    for _ in range(TRIALS):
+        n = int(rng.integers(1, 400))
+        x = rng.normal(size=n) * rng.uniform(0.5, 20)
+        if rng.random() < 0.4:
+            x = np.round(x)  # many ties
+        x = x.astype(np.float32)
+        kw = {"num_bins": int(rng.integers(1, 12)), "epsilon": float(pick(rng, [0.01, 0.05, 0.1, 0.003]))}
+        batch = int(rng.integers(1, 100))
+        tk = L.Discretization(**kw)
+        mine = twin(tk)
+        tk.adapt(x, batch_size=batch)
+        mine.adapt(x, batch_size=batch)
+        probe = np.concatenate([x, boundary_probe(tk.bin_boundaries)]) if len(tk.bin_boundaries) else x
+        np.testing.assert_array_equal(mine(probe).numpy(), tk_out(tk, probe),
+                                      err_msg="Discretization(%r), boundaries %r" % (kw, list(tk.bin_boundaries)))
+    with pytest.raises(tfc.InvalidArgumentError, match="Cannot adapt"):
+        K.layer_from_config("Discretization", {"bin_boundaries": [0.0]}).adapt(np.zeros(3, np.float32))
+    with pytest.raises(tfc.InvalidArgumentError, match="num_bins"):
+        K.layer_from_config("Discretization", {"num_bins": -1})(np.zeros(3, np.float32))
+    with pytest.raises(tfc.InvalidArgumentError, match="num_bins"):
+        K.layer_from_config("Discretization", {"num_bins": 0}).adapt(np.zeros(3, np.float32))
+
+
+def pick(rng, seq):
+    return seq[int(rng.integers(0, len(seq)))]
+
+
+# ---- image layers ---------------------------------------------------------------------------------------------
+
+def test_rescaling_matches(rng):
+    for _ in range(TRIALS):
+        tk = L.Rescaling(scale=float(rng.uniform(-2, 2)), offset=float(rng.uniform(-1, 1)))
+        mine = twin(tk)
+        x = rng.integers(0, 256, size=(2, 3, 4, 3)).astype(pick(rng, [np.uint8, np.float32, np.int32]))
+        assert_close(mine(x).numpy(), tk_out(tk, x))
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_resizing_and_center_crop_match(rng):
+    for _ in range(TRIALS):
+        h, w = int(rng.integers(1, 12)), int(rng.integers(1, 12))
+        shape = ((int(rng.integers(1, 3)),) if rng.random() < 0.7 else ()) + (int(rng.integers(1, 14)),
+                                                                            int(rng.integers(1, 14)), 3)
+        x = rng.uniform(0, 255, size=shape).astype(np.float32)
+        layers = [L.CenterCrop(h, w), L.Resizing(h, w, interpolation=pick(rng, ["bilinear", "nearest"]),
+                                                 crop_to_aspect_ratio=bool(rng.random() < 0.5))]
+        for tk in layers:
+            mine = twin(tk)
+            try:
+                want = tk_out(tk, x)
+            except tf.errors.InvalidArgumentError:  # an aspect-ratio crop of zero size: both refuse it
+                with pytest.raises(tfc.InvalidArgumentError, match="non-zero size"):
+                    mine(x)
+                continue
+            assert_close(mine(x).numpy(), want, rtol=1e-5, atol=1e-5, msg="%s on %r" % (tk.get_config(), shape))
+            assert_config(mine.get_config(), tk.get_config())
+    with pytest.raises(tfc.InvalidArgumentError, match="interpolation"):
+        K.layer_from_config("Resizing", {"height": 2, "width": 2, "interpolation": "bicubicx"})(np.zeros((1, 4, 4, 1), np.float32))
+    with pytest.raises(tfc.InvalidArgumentError, match="zero size"):
+        K.layer_from_config("CenterCrop", {"height": 2, "width": 2})(np.zeros((1, 0, 4, 1), np.float32))

@@ -4,11 +4,11 @@
 #include "core/size_check.h"
 #include "keras/layers/preprocessing_internal.h"
 
-extern const tfc_prep_class tfc_prep_normalization_class,
+extern const tfc_prep_class tfc_prep_normalization_class, tfc_prep_discretization_class,
     tfc_prep_string_lookup_class, tfc_prep_integer_lookup_class;
 
 const tfc_prep_class *tfc_prep_class_of(const tfc_layer *l) {
-    static const tfc_prep_class *const classes[] = {&tfc_prep_normalization_class,
+    static const tfc_prep_class *const classes[] = {&tfc_prep_normalization_class, &tfc_prep_discretization_class,
                                                     &tfc_prep_string_lookup_class, &tfc_prep_integer_lookup_class};
     for (size_t i = 0; l && i < sizeof classes / sizeof *classes; i++)
         if (l->cls == &classes[i]->base) return classes[i];
