@@ -31,9 +31,9 @@ typedef struct {
 /* tf.keras.layers.Normalization(axis, mean, variance, invert): inputs [batch, ...] of a float dtype (others are
  * cast), same-shaped output. Without mean/variance the layer holds non-trainable weights "mean", "variance"
  * (the kept axes' shape) and "count" (int64 scalar), set by tfc_layer_adapt (streaming mean/variance, Keras's
- * batch-wise combination); calling it before adapt gives FAILED_PRECONDITION. INVALID_ARGUMENT: only one of mean
- * and variance, invalid axes, mean/variance sizes that match neither 1 nor the kept dims. A new floating
- * layer, NULL only when out of memory. */
+ * batch-wise combination); before adapt they hold 0 and 1, as Keras's. INVALID_ARGUMENT: only one of mean and
+ * variance, axes out of range or kept axes of unknown size, mean/variance sizes that match neither 1 nor the kept
+ * dims, adapt on a layer given mean/variance. A new floating layer, NULL only when out of memory. */
 TFC_API tfc_layer *tfc_layers_normalization_new(const tfc_normalization_opts *o);
 #define tfc_layers_normalization(...) tfc_layers_normalization_new(&(tfc_normalization_opts){__VA_ARGS__})
 
@@ -48,10 +48,12 @@ typedef struct {
     double epsilon;               /* 0 = 0.01 */
     const char *output_mode;      /* NULL = "int" */
 } tfc_discretization_opts;
-/* tf.keras.layers.Discretization(bin_boundaries, num_bins, epsilon, output_mode). INVALID_ARGUMENT: both or
- * neither of bin_boundaries and num_bins, num_bins < 0, unsorted boundaries, an unknown output_mode; calling with
- * num_bins before adapt is FAILED_PRECONDITION. adapt (num_bins) computes the boundaries from Keras's quantile
- * summary with epsilon. A new floating layer, NULL only when out of memory. */
+/* tf.keras.layers.Discretization(bin_boundaries, num_bins, epsilon, output_mode). Without boundaries (before
+ * adapt) every value is bucket 0, as Keras. INVALID_ARGUMENT: both bin_boundaries and num_bins, num_bins < 0,
+ * unsorted boundaries, an unknown output_mode, adapt without num_bins > 0 or on given boundaries. adapt computes
+ * the boundaries from Keras's quantile summary with epsilon (numpy.interp's float64 arithmetic on float32 state).
+ * Float inputs compare as float32 with subnormals read as 0 (TensorFlow's flushed denormals). num_bins 0 in the
+ * options means None; from_config keeps an explicit 0. A new floating layer, NULL only when out of memory. */
 TFC_API tfc_layer *tfc_layers_discretization_new(const tfc_discretization_opts *o);
 #define tfc_layers_discretization(...) tfc_layers_discretization_new(&(tfc_discretization_opts){__VA_ARGS__})
 
