@@ -40,6 +40,7 @@
     TFC_KERAS_LAYER(Discretization, discretization)       \
     TFC_KERAS_LAYER(Rescaling, rescaling)                 \
     TFC_KERAS_LAYER(CenterCrop, center_crop)              \
-    TFC_KERAS_LAYER(Resizing, resizing)
+    TFC_KERAS_LAYER(Resizing, resizing)                   \
+    TFC_KERAS_LAYER(TextVectorization, text_vectorization)
 
 #endif

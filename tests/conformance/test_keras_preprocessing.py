@@ -389,3 +389,74 @@ def test_resizing_and_center_crop_match(rng):
         K.layer_from_config("Resizing", {"height": 2, "width": 2, "interpolation": "bicubicx"})(np.zeros((1, 4, 4, 1), np.float32))
     with pytest.raises(tfc.InvalidArgumentError, match="zero size"):
         K.layer_from_config("CenterCrop", {"height": 2, "width": 2})(np.zeros((1, 0, 4, 1), np.float32))
+
+
+# ---- TextVectorization ----------------------------------------------------------------------------------------
+
+WORDS = ["The", "cat", "sat", "on", "a", "mat", "dog", "Ran", "éclair", "naïve", "字", "ok"]
+PUNCT = list("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+
+
+def rand_text(rng, n_docs):
+    docs = []
+    for _ in range(n_docs):
+        parts = []
+        for _ in range(int(rng.integers(0, 9))):
+            w = WORDS[int(rng.integers(0, len(WORDS)))]
+            if rng.random() < 0.3:
+                w += PUNCT[int(rng.integers(0, len(PUNCT)))]
+            parts.append(w)
+            parts.append(pick(rng, [" ", " ", "  ", "\t", "\n"]))
+        docs.append("".join(parts))
+    return np.array(docs, dtype=object)
+
+
+def rand_tv_kwargs(rng):
+    kw = {"standardize": pick(rng, ["lower_and_strip_punctuation", "lower", "strip_punctuation", None]),
+          "split": pick(rng, ["whitespace", "whitespace", "character"])}
+    if rng.random() < 0.4:
+        kw["ngrams"] = pick(rng, [2, 3, (1, 2), (2,)])
+    if rng.random() < 0.5:
+        kw["max_tokens"] = int(rng.integers(3, 30))
+    kw["output_mode"] = pick(rng, ["int", "int", "multi_hot", "count", "tf_idf"])
+    if kw["output_mode"] == "int" and rng.random() < 0.5:
+        kw["output_sequence_length"] = int(rng.integers(1, 12))
+    if kw["output_mode"] != "int" and "max_tokens" in kw and rng.random() < 0.3:
+        kw["pad_to_max_tokens"] = True
+    return kw
+
+
+def test_text_vectorization_adapt_matches(rng):
+    for _ in range(TRIALS):
+        kw = rand_tv_kwargs(rng)
+        data = rand_text(rng, int(rng.integers(1, 60)))
+        tk = L.TextVectorization(**kw)
+        mine = twin(tk)
+        tk.adapt(as_bytes(data), batch_size=int(rng.integers(1, 40)))
+        mine.adapt(data, batch_size=int(rng.integers(1, 40)) if kw["output_mode"] != "tf_idf" else None)
+        want_vocab = [v.decode() if isinstance(v, bytes) else str(v) for v in tk.get_vocabulary()]
+        assert mine.get_vocabulary() == want_vocab, "TextVectorization(%r) on %r" % (kw, data.tolist())
+        x = rand_text(rng, int(rng.integers(1, 6)))
+        want = tk_out(tk, as_bytes(x))
+        got = mine(x).numpy()
+        assert got.dtype == want.dtype
+        assert_close(got, want, msg="TextVectorization(%r) on %r" % (kw, x.tolist()))
+        assert_config(mine.get_config(), tk.get_config())
+
+
+def test_text_vectorization_vocabulary_and_errors(rng):
+    vocab = ["cat", "sat", "the", "a"]
+    tk = L.TextVectorization(vocabulary=vocab, output_sequence_length=5)
+    mine = twin(tk)
+    x = np.array(["The cat sat!", "a dog", ""], dtype=object)
+    np.testing.assert_array_equal(mine(x).numpy(), tk_out(tk, as_bytes(x)))
+    np.testing.assert_array_equal(mine(x[:, None]).numpy(), tk_out(tk, as_bytes(x[:, None])))
+    assert_config(mine.get_config(), tk.get_config())
+    with pytest.raises(tfc.InvalidArgumentError, match="repeated"):
+        K.layer_from_config("TextVectorization", {"vocabulary": ["a", "a"]})
+    with pytest.raises(tfc.InvalidArgumentError, match="rank must be 1"):
+        mine(np.array([["a b", "c"]], dtype=object))
+    with pytest.raises(tfc.InvalidArgumentError, match="string"):
+        mine(np.array([1, 2]))
+    with pytest.raises(tfc.InvalidArgumentError, match="output_sequence_length"):
+        K.layer_from_config("TextVectorization", {"output_mode": "count", "output_sequence_length": 3})(x)

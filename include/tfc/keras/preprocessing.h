@@ -121,9 +121,39 @@ TFC_API tfc_layer *tfc_layers_integer_lookup_new(const tfc_lookup_opts *o);
 #define tfc_layers_string_lookup(...) tfc_layers_string_lookup_new(&(tfc_lookup_opts){__VA_ARGS__})
 #define tfc_layers_integer_lookup(...) tfc_layers_integer_lookup_new(&(tfc_lookup_opts){__VA_ARGS__})
 
+/* TextVectorization: strings -> standardize -> split -> ngrams -> an inner StringLookup (mask "", one OOV slot). */
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    int64_t max_tokens;           /* 0 = None */
+    const char *standardize;      /* NULL = "lower_and_strip_punctuation"; "lower", "strip_punctuation" */
+    bool standardize_none;        /* standardize=None */
+    const char *split;            /* NULL = "whitespace"; "character" */
+    bool split_none;              /* split=None: each string is one token */
+    int64_t ngrams_int;           /* ngrams=k: widths 1..k (k <= 8); 0 = see ngrams */
+    int64_t ngrams[8];            /* ngrams=(w1, w2, ...) */
+    int n_ngrams;                 /* 0 (and ngrams_int 0) = None */
+    const char *output_mode;      /* "int" (default), "multi_hot" ("binary"), "count", "tf_idf" */
+    int64_t output_sequence_length; /* "int" mode: pad with 0 / truncate to it; 0 = None (the longest row) */
+    bool pad_to_max_tokens, sparse;
+    tfc_tensor *vocabulary;       /* 1-D string, borrowed; NULL: adapt */
+    tfc_tensor *idf_weights;
+} tfc_text_vectorization_opts;
+/* tf.keras.layers.TextVectorization(max_tokens, standardize, split, ngrams, output_mode, output_sequence_length,
+ * pad_to_max_tokens, vocabulary, idf_weights): string inputs [batch] or [batch, 1] -> int64 [batch, length] token
+ * ids (0 padding, 1 OOV) or float32 [batch, vocabulary size] multi_hot / count / tf_idf. Lowering is ASCII (as
+ * tf.strings.lower), punctuation is the ASCII set Keras strips, whitespace is ASCII's, "character" splits UTF-8 code
+ * points (U+FFFD per invalid byte). get_vocabulary / set_vocabulary / vocabulary_size below and tfc_layer_adapt work
+ * on it as on its lookup. INVALID_ARGUMENT: an unknown standardize/split/output_mode, output_sequence_length outside
+ * "int" mode, inputs that are not strings or of rank > 1 with a last dim other than 1 (when splitting), and the
+ * lookup's errors; UNIMPLEMENTED: ngrams without a split. Callables for standardize/split, ragged and sparse outputs
+ * are not supported. A new floating layer, NULL only when out of memory. */
+TFC_API tfc_layer *tfc_layers_text_vectorization_new(const tfc_text_vectorization_opts *o);
+#define tfc_layers_text_vectorization(...) tfc_layers_text_vectorization_new(&(tfc_text_vectorization_opts){__VA_ARGS__})
+
 /* layer.get_vocabulary(include_special_tokens): a new 1-D string (StringLookup) or int64 (IntegerLookup)
  * tensor, caller-owned: [mask?, oov * num_oov_indices, tokens...] (specials left out when
- * include_special_tokens is false). INVALID_ARGUMENT for a layer that is not a lookup layer. */
+ * include_special_tokens is false). TextVectorization answers for its lookup. INVALID_ARGUMENT for a layer that is
+ * not a lookup layer. */
 TFC_API tfc_tensor *tfc_lookup_get_vocabulary(const tfc_layer *l, bool include_special_tokens, tfc_status *st);
 /* layer.set_vocabulary(vocabulary, idf_weights): vocab is a 1-D tensor of the layer's token dtype, with or
  * without the leading special tokens; idf_weights (tf_idf only, else NULL) one float per entry. Errors as the

@@ -5,11 +5,12 @@
 #include "keras/layers/preprocessing_internal.h"
 
 extern const tfc_prep_class tfc_prep_normalization_class, tfc_prep_discretization_class,
-    tfc_prep_string_lookup_class, tfc_prep_integer_lookup_class;
+    tfc_prep_string_lookup_class, tfc_prep_integer_lookup_class, tfc_prep_text_vectorization_class;
 
 const tfc_prep_class *tfc_prep_class_of(const tfc_layer *l) {
     static const tfc_prep_class *const classes[] = {&tfc_prep_normalization_class, &tfc_prep_discretization_class,
-                                                    &tfc_prep_string_lookup_class, &tfc_prep_integer_lookup_class};
+                                                    &tfc_prep_string_lookup_class, &tfc_prep_integer_lookup_class,
+                                                    &tfc_prep_text_vectorization_class};
     for (size_t i = 0; l && i < sizeof classes / sizeof *classes; i++)
         if (l->cls == &classes[i]->base) return classes[i];
     return NULL;

@@ -19,6 +19,13 @@ typedef struct tfc_prep_class {
  * preprocessing_adapt.c). */
 const tfc_prep_class *tfc_prep_class_of(const tfc_layer *l);
 
+/* TextVectorization's inner StringLookup, or NULL for other layers (preprocessing_text.c). */
+tfc_layer *tfc_prep_text_lookup(const tfc_layer *l);
+/* A StringLookup; a bad vocabulary is reported in st (NULL then), or with st NULL kept for the first call. */
+tfc_layer *tfc_prep_string_lookup_new(const tfc_lookup_opts *o, tfc_status *st);
+/* A JSON list of strings / numbers as a new 1-D tensor of dtype dt (string, int64 or float). */
+tfc_tensor *tfc_prep_json_list_tensor(const cJSON *a, tfc_dtype dt, const char *key, tfc_status *st);
+
 /* Output modes of the categorical layers. */
 typedef enum { TFC_PREP_INT, TFC_PREP_ONE_HOT, TFC_PREP_MULTI_HOT, TFC_PREP_COUNT, TFC_PREP_TF_IDF } tfc_prep_mode;
 /* Parses name (NULL = dflt); allowed is a bit mask of 1 << mode. false with INVALID_ARGUMENT naming the layer and

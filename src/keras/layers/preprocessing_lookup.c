@@ -299,6 +299,7 @@ static bool set_vocab(lookup *k, tfc_tensor *v, tfc_tensor *idf, tfc_status *st)
 }
 
 bool tfc_lookup_set_vocabulary(tfc_layer *l, tfc_tensor *vocab, tfc_tensor *idf, tfc_status *st) {
+    if (tfc_prep_text_lookup(l)) l = tfc_prep_text_lookup(l);
     const tfc_prep_class *pc = tfc_prep_class_of(l);
     if (pc != &tfc_prep_string_lookup_class && pc != &tfc_prep_integer_lookup_class)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "set_vocabulary: layer \"%s\" is not a lookup layer",
@@ -307,12 +308,14 @@ bool tfc_lookup_set_vocabulary(tfc_layer *l, tfc_tensor *vocab, tfc_tensor *idf,
 }
 
 int64_t tfc_lookup_vocabulary_size(const tfc_layer *l) {
+    if (tfc_prep_text_lookup(l)) l = tfc_prep_text_lookup(l);
     const tfc_prep_class *pc = tfc_prep_class_of(l);
     if (pc != &tfc_prep_string_lookup_class && pc != &tfc_prep_integer_lookup_class) return -1;
     return vocab_size((const lookup *)l);
 }
 
 tfc_tensor *tfc_lookup_get_vocabulary(const tfc_layer *l, bool include_special, tfc_status *st) {
+    if (tfc_prep_text_lookup(l)) l = tfc_prep_text_lookup(l);
     const tfc_prep_class *pc = tfc_prep_class_of(l);
     if (pc != &tfc_prep_string_lookup_class && pc != &tfc_prep_integer_lookup_class) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "get_vocabulary: layer \"%s\" is not a lookup layer",
@@ -548,10 +551,11 @@ static tfc_layer *lookup_new(const tfc_lookup_opts *o, bool strings, tfc_status 
 }
 
 tfc_layer *tfc_layers_string_lookup_new(const tfc_lookup_opts *o) { return lookup_new(o, true, NULL); }
+tfc_layer *tfc_prep_string_lookup_new(const tfc_lookup_opts *o, tfc_status *st) { return lookup_new(o, true, st); }
 tfc_layer *tfc_layers_integer_lookup_new(const tfc_lookup_opts *o) { return lookup_new(o, false, NULL); }
 
 /* A JSON list of tokens (or idf floats) as a new 1-D tensor. */
-static tfc_tensor *json_list_tensor(const cJSON *a, tfc_dtype dt, const char *key, tfc_status *st) {
+tfc_tensor *tfc_prep_json_list_tensor(const cJSON *a, tfc_dtype dt, const char *key, tfc_status *st) {
     int64_t n = cJSON_GetArraySize(a);
     tfc_tensor *t = NULL;
     if (dt == TFC_STRING) {
@@ -615,8 +619,8 @@ static tfc_layer *lookup_from_config(const cJSON *cfg, bool strings, tfc_status 
         return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: vocabulary files are not supported", cls), NULL;
     if (voc && !cJSON_IsNull(voc) && !cJSON_IsArray(voc))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: \"vocabulary\" must be a list", cls), NULL;
-    tfc_tensor *vt = cJSON_IsArray(voc) ? json_list_tensor(voc, strings ? TFC_STRING : TFC_INT64, "vocabulary", st) : NULL;
-    tfc_tensor *it = vt && cJSON_IsArray(idf) ? json_list_tensor(idf, TFC_FLOAT, "idf_weights", st) : NULL;
+    tfc_tensor *vt = cJSON_IsArray(voc) ? tfc_prep_json_list_tensor(voc, strings ? TFC_STRING : TFC_INT64, "vocabulary", st) : NULL;
+    tfc_tensor *it = vt && cJSON_IsArray(idf) ? tfc_prep_json_list_tensor(idf, TFC_FLOAT, "idf_weights", st) : NULL;
     if ((cJSON_IsArray(voc) && !vt) || (vt && cJSON_IsArray(idf) && !it)) {
         tfc_tensor_unref(vt);
         return NULL;
