@@ -460,3 +460,26 @@ def test_text_vectorization_vocabulary_and_errors(rng):
         mine(np.array([1, 2]))
     with pytest.raises(tfc.InvalidArgumentError, match="output_sequence_length"):
         K.layer_from_config("TextVectorization", {"output_mode": "count", "output_sequence_length": 3})(x)
+
+
+def test_text_model_predicts_and_trains(rng):
+    """A tf_keras model taking raw strings (TextVectorization -> Embedding -> Flatten -> Dense) loads from JSON,
+    predicts as tf_keras with the same vocabulary and weights, and trains with fit on raw strings."""
+    texts = rand_text(rng, 48)
+    seq = int(rng.integers(2, 7))
+    tv = L.TextVectorization(max_tokens=30, output_sequence_length=seq)
+    tv.adapt(as_bytes(texts))
+    tm = tf_keras.Sequential([tf_keras.Input((1,), dtype="string"), tv, L.Embedding(30, 4), L.Flatten(),
+                              L.Dense(1, activation="sigmoid")])
+    mm = K.model_from_json(tm.to_json())
+    mm.layers[0].set_vocabulary(tv.get_vocabulary())
+    for i in (1, 3):  # Embedding and Dense (tf_keras also lists a lookup-table weight of the TextVectorization)
+        mm.layers[i].set_weights(tm.layers[i].get_weights())
+    x = rand_text(rng, 7)[:, None]
+    got = mm.predict(x)
+    assert_close(np.asarray(got), tm.predict(as_bytes(x), verbose=0), rtol=1e-4, atol=1e-6)
+    y = (np.array([len(t) % 2 for t in texts], np.float32))[:, None]
+    mm.compile(optimizer=("Adam", {"learning_rate": 0.05}), loss="binary_crossentropy")
+    hist = mm.fit(texts[:, None], y, batch_size=8, epochs=8)
+    losses = hist["loss"] if isinstance(hist, dict) else hist.history["loss"]
+    assert losses[-1] < losses[0]
