@@ -41,6 +41,8 @@
     TFC_KERAS_LAYER(Rescaling, rescaling)                 \
     TFC_KERAS_LAYER(CenterCrop, center_crop)              \
     TFC_KERAS_LAYER(Resizing, resizing)                   \
-    TFC_KERAS_LAYER(TextVectorization, text_vectorization)
+    TFC_KERAS_LAYER(TextVectorization, text_vectorization) \
+    TFC_KERAS_LAYER(RandomFlip, random_flip)              \
+    TFC_KERAS_LAYER(RandomContrast, random_contrast)
 
 #endif

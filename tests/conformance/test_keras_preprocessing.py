@@ -483,3 +483,37 @@ def test_text_model_predicts_and_trains(rng):
     hist = mm.fit(texts[:, None], y, batch_size=8, epochs=8)
     losses = hist["loss"] if isinstance(hist, dict) else hist.history["loss"]
     assert losses[-1] < losses[0]
+
+
+# ---- augmentation (Keras's RNG cannot be matched: statistical and structural checks, identity at inference) ----
+
+def test_random_flip_statistics(rng):
+    mode = pick(rng, ["horizontal", "vertical", "horizontal_and_vertical"])
+    tk = L.RandomFlip(mode, seed=int(rng.integers(0, 1000)))
+    mine = twin(tk)
+    assert_config(mine.get_config(), tk.get_config())
+    n = 4000
+    x = np.broadcast_to(np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1), (n, 2, 2, 1)).copy()
+    np.testing.assert_array_equal(mine(x, training=False).numpy(), x)
+    for out in (mine(x, training=True).numpy(), np.asarray(tk(x, training=True))):
+        # each image is one of the flips the mode allows; the flip rates are 1/2 (4 sigma)
+        tl = out[:, 0, 0, 0]
+        h = np.isin(tl, [1, 3]).mean()
+        v = np.isin(tl, [2, 3]).mean()
+        assert abs(h - (0.5 if "horizontal" in mode else 0)) < 0.04 and abs(v - (0.5 if "vertical" in mode else 0)) < 0.04
+
+
+def test_random_contrast_structure(rng):
+    lower, upper = float(rng.uniform(0, 0.9)), float(rng.uniform(0, 2))
+    tk = L.RandomContrast((lower, upper))
+    mine = twin(tk)
+    assert_config(mine.get_config(), tk.get_config())
+    x = rng.uniform(50, 200, size=(3, 5, 4, 2)).astype(np.float32)
+    np.testing.assert_array_equal(mine(x, training=False).numpy(), x)
+    mean = x.mean(axis=(1, 2), keepdims=True)
+    for out in (mine(x, training=True).numpy(), np.asarray(tk(x, training=True))):
+        inside = (out > 0) & (out < 255)
+        f = ((out - mean) / (x - mean))[inside]
+        assert np.ptp(f) < 1e-3 and 1 - lower - 1e-4 <= f.mean() <= 1 + upper + 1e-4
+    with pytest.raises(tfc.InvalidArgumentError, match="factor"):
+        K.layer_from_config("RandomContrast", {"factor": -0.5})(x, training=True)

@@ -189,6 +189,28 @@ TFC_API tfc_layer *tfc_layers_center_crop_new(const tfc_image_preprocessing_opts
 TFC_API tfc_layer *tfc_layers_resizing_new(const tfc_image_preprocessing_opts *o);
 #define tfc_layers_resizing(...) tfc_layers_resizing_new(&(tfc_image_preprocessing_opts){__VA_ARGS__})
 
+/* RandomFlip / RandomContrast: augmentation in training only (identity at inference), images [batch,] h, w, c. Draws
+ * come from tfc's random ops (seed, else the context's seed): statistically as Keras's, not draw for draw. */
+typedef struct { TFC_LAYER_COMMON_OPTS; const char *mode; int64_t seed; bool has_seed; } tfc_random_flip_opts;
+/* tf.keras.layers.RandomFlip(mode, seed): each image flipped left-right ("horizontal") and/or up-down
+ * ("vertical"; default "horizontal_and_vertical") with probability 1/2, independently. INVALID_ARGUMENT: an unknown
+ * mode, inputs of rank other than 3 or 4. A new floating layer, NULL only when out of memory. */
+TFC_API tfc_layer *tfc_layers_random_flip_new(const tfc_random_flip_opts *o);
+#define tfc_layers_random_flip(...) tfc_layers_random_flip_new(&(tfc_random_flip_opts){__VA_ARGS__})
+typedef struct {
+    TFC_LAYER_COMMON_OPTS;
+    double factor[2];   /* factor, or (lower, upper) when factor_pair */
+    bool factor_pair;
+    int64_t seed;
+    bool has_seed;
+} tfc_random_contrast_opts;
+/* tf.keras.layers.RandomContrast(factor, seed): one factor per call uniform in [1 - lower, 1 + upper]; each
+ * image's channels become (x - mean) * factor + mean (mean over height and width), clipped to [0, 255].
+ * INVALID_ARGUMENT: negative factors or a lower factor > 1, inputs of rank other than 3 or 4. A new floating layer,
+ * NULL only when out of memory. */
+TFC_API tfc_layer *tfc_layers_random_contrast_new(const tfc_random_contrast_opts *o);
+#define tfc_layers_random_contrast(...) tfc_layers_random_contrast_new(&(tfc_random_contrast_opts){__VA_ARGS__})
+
 /* layer.adapt(data, batch_size, steps): learns the layer's state (Normalization's mean/variance,
  * Discretization's boundaries, the lookups' vocabulary) from data, a tensor whose first dim is the batch,
  * streamed in batches of batch_size rows (0 = 32) for at most steps batches (0 = all). Memory is bounded by the
