@@ -224,6 +224,71 @@ static void test_image_layers(void) {
     tfc_tensor_unref(img);
 }
 
+static void test_text_vectorization(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_layer *l = tfc_layers_text_vectorization(.output_sequence_length = 4);
+    tfc_tensor *data = STRS("The cat, sat!", "a cat\ta dog", "");
+    CHECK(tfc_layer_adapt(l, ctx, data, 2, 0, &st));
+    tfc_tensor *v = tfc_lookup_get_vocabulary(l, true, &st);
+    CHECK(STRS_ARE(v, "", "[UNK]", "cat", "a", "the", "sat", "dog"));
+    tfc_tensor *x = STRS("CAT dog zz cat sat", "");
+    tfc_tensor *y = call(l, x, &st);
+    CHECK(I64_IS(y, 2, 6, 1, 2, 0, 0, 0, 0)); /* truncated / padded to 4 */
+    tfc_tensor_unref(y);
+    tfc_tensor_unref(v);
+    tfc_layer_unref(l);
+    /* bigrams counted per row; the mask is dropped outside int mode */
+    l = tfc_layers_text_vectorization(.ngrams = {2}, .n_ngrams = 1, .output_mode = "count", .split = "whitespace");
+    tfc_tensor *voc = STRS("a b", "b c");
+    CHECK(tfc_lookup_set_vocabulary(l, voc, NULL, &st));
+    tfc_tensor *x2 = STRS("a b c a b", "x");
+    CHECK(F32_IS(y = call(l, x2, &st), 0, 1, 2, 1, 0, 0, 0)); /* [UNK]: "c a" */
+    tfc_tensor_unref(y);
+    tfc_layer_unref(l);
+    /* characters, and inputs it refuses */
+    l = tfc_layers_text_vectorization(.split = "character", .standardize_none = true);
+    tfc_tensor *x3 = STRS("h\xc3\xa9\xff");
+    CHECK(tfc_layer_adapt(l, ctx, x3, 0, 0, &st));
+    CHECK(STRS_ARE(v = tfc_lookup_get_vocabulary(l, false, &st), "\xef\xbf\xbd", "\xc3\xa9", "h"));
+    tfc_tensor_unref(v);
+    tfc_tensor *nums = I64S(D(2), 1, 2);
+    CHECK(!call(l, nums, &st) && strstr(st.msg, "string"));
+    tfc_layer_unref(l);
+    l = tfc_layers_text_vectorization(.output_mode = "count", .output_sequence_length = 3);
+    CHECK(!call(l, x, &st) && strstr(st.msg, "output_sequence_length"));
+    tfc_layer_unref(l);
+    tfc_tensor *objs[] = {data, x, voc, x2, x3, nums};
+    for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) tfc_tensor_unref(objs[i]);
+}
+
+static void test_augmentation(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *img = F32S(D(2, 1, 2, 1), 10, 20, 30, 40), *y;
+    tfc_layer *l = tfc_layers_random_flip(.mode = "horizontal", .seed = 3, .has_seed = true);
+    CHECK(F32_IS(y = call(l, img, &st), 0, 10, 20, 30, 40)); /* inference: identity */
+    tfc_tensor_unref(y);
+    y = tfc_layer_call1(l, ctx, img, true, &st);
+    REQUIRE(y);
+    const float *o = tfc_tensor_data(y);
+    for (int i = 0; i < 2; i++) CHECK((o[2 * i] == 10 + 20 * i && o[2 * i + 1] == 20 + 20 * i) ||
+                                      (o[2 * i] == 20 + 20 * i && o[2 * i + 1] == 10 + 20 * i));
+    tfc_tensor_unref(y);
+    tfc_layer_unref(l);
+    l = tfc_layers_random_contrast(.factor = {0.5});
+    y = tfc_layer_call1(l, ctx, img, true, &st);
+    REQUIRE(y);
+    o = tfc_tensor_data(y);
+    float f = (o[1] - o[0]) / 10.0f; /* one factor for the call, each image about its own mean */
+    CHECK(f >= 0.5f - 1e-5f && f <= 1.5f + 1e-5f && fabsf((o[3] - o[2]) / 10.0f - f) < 1e-5f);
+    CHECK(fabsf(o[0] + o[1] - 30) < 1e-4f);
+    tfc_tensor_unref(y);
+    tfc_layer_unref(l);
+    l = tfc_layers_random_flip(.mode = "diagonal");
+    CHECK(!tfc_layer_call1(l, ctx, img, true, &st) && strstr(st.msg, "unknown mode"));
+    tfc_layer_unref(l);
+    tfc_tensor_unref(img);
+}
+
 static void test_config_round_trip(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_tensor *voc = STRS("x", "y");
@@ -232,7 +297,9 @@ static void test_config_round_trip(void) {
                        tfc_layers_normalization(.axis = {1, 2}, .n_axis = 2),
                        tfc_layers_discretization(.bin_boundaries = (const double[]){0.5}, .n_bin_boundaries = 1),
                        tfc_layers_resizing(.height = 3, .width = 4, .crop_to_aspect_ratio = true),
-                       tfc_layers_category_encoding(.num_tokens = 4)};
+                       tfc_layers_category_encoding(.num_tokens = 4),
+                       tfc_layers_text_vectorization(.vocabulary = voc, .ngrams_int = 2, .output_sequence_length = 3),
+                       tfc_layers_random_contrast(.factor = {0.1, 0.2}, .factor_pair = true)};
     for (size_t i = 0; i < sizeof ls / sizeof *ls; i++) {
         char *c1 = tfc_layer_get_config(ls[i], &st);
         REQUIRE(c1);
@@ -300,13 +367,18 @@ static void test_alloc_failures(void) {
         tfc_tensor *y = ok ? call(l, data, &st) : NULL;
         tfc_layer *d = tfc_layers_discretization(.num_bins = 3, .epsilon = 0.2);
         bool ok2 = d && tfc_layer_adapt(d, ctx, nums, 2, 0, &st);
+        tfc_layer *tv = tfc_layers_text_vectorization(.ngrams_int = 2);
+        bool ok3 = tv && tfc_layer_adapt(tv, ctx, data, 4, 0, &st);
+        tfc_tensor *y3 = ok3 ? call(tv, data, &st) : NULL;
         bool failed = tfc_alloc_failures() > 0;
         tfc_alloc_fail_after(-1);
-        if (!failed) CHECK(ok && y && ok2);
+        if (!failed) CHECK(ok && y && ok2 && y3);
         if (l && !ok) CHECK(st.code != TFC_OK);
         tfc_tensor_unref(y);
         tfc_layer_unref(l);
         tfc_layer_unref(d);
+        tfc_tensor_unref(y3);
+        tfc_layer_unref(tv);
         tfc_tensor_unref(data);
         tfc_tensor_unref(nums);
         if (!failed) break;
@@ -321,6 +393,8 @@ int main(void) {
     test_integer_lookup_and_encoding();
     test_normalization_discretization();
     test_image_layers();
+    test_text_vectorization();
+    test_augmentation();
     test_config_round_trip();
     test_model_and_dataset();
     test_alloc_failures();

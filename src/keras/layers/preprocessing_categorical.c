@@ -58,11 +58,12 @@ static bool ce_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in,
     if (!ids) return false;
     for (int64_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= c->num_tokens) {
+            long long bad = (long long)ids[i];
             tfc_free(ids);
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "Layer \"%s\": Input values must be in the range 0 <= values < num_tokens with "
                                   "num_tokens=%lld (got %lld)",
-                                  l->name, (long long)c->num_tokens, (long long)ids[i]);
+                                  l->name, (long long)c->num_tokens, bad);
         }
     out[0] = tfc_prep_encode(l, ids, tfc_tensor_shape(in[0]), c->mode, c->num_tokens, NULL, st);
     tfc_free(ids);
