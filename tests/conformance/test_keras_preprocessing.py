@@ -10,24 +10,19 @@ import pytest
 
 from conftest import assert_close, tf, tfc
 from tfc import data as tfc_data
+from test_keras_layers import norm as _layers_norm
 
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
 L = tf_keras.layers
 TRIALS = 6
-IGNORED_KEYS = ("module", "registered_name", "build_config", "batch_input_shape")
 
 
 def norm(v):
+    """A config as plain JSON values (test_keras_layers.norm), without the build's batch_input_shape."""
     if isinstance(v, dict):
-        return {k: norm(x) for k, x in v.items() if k not in IGNORED_KEYS}
-    if isinstance(v, np.ndarray):
-        return norm(v.tolist())
-    if isinstance(v, np.generic):
-        return v.item()
-    if isinstance(v, (list, tuple)) or type(v).__name__ == "ListWrapper":
-        return [norm(x) for x in v]
-    return v
+        v = {k: x for k, x in v.items() if k != "batch_input_shape"}
+    return _layers_norm(v)
 
 
 def assert_config(got, want):
