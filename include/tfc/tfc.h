@@ -25,6 +25,7 @@
 #include "tfc/summary.h"
 #include "tfc/profiler.h"
 #include "tfc/keras.h"
+#include "tfc/keras/preprocessing.h"
 #include "tfc/distribute.h"
 #include "tfc/checkpoint.h"
 

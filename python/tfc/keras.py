@@ -1213,3 +1213,63 @@ class LossScaleOptimizer(Optimizer):
     def dynamic_counter(self):
         c = int(_c("tfc_loss_scale_optimizer_dynamic_counter")(self._h))
         return None if c < 0 else c
+
+
+# ---- preprocessing layers (include/tfc/keras/preprocessing.h) -------------------------------------------------
+
+_SIGS.update({
+    "tfc_layer_adapt": (_B, [_P, _P, _P, _I64, _I64, _PS]),
+    "tfc_layer_adapt_dataset": (_B, [_P, _P, _P, _I64, _PS]),
+    "tfc_lookup_get_vocabulary": (_P, [_P, _B, _PS]),
+    "tfc_lookup_set_vocabulary": (_B, [_P, _P, _P, _PS]),
+    "tfc_lookup_vocabulary_size": (_I64, [_P]),
+    "tfc_dataset_map_layer": (_P, [_P, _P, _PS]),
+})
+
+
+def _adapt(self, data, batch_size=None, steps=None):
+    """layer.adapt(data, batch_size=None, steps=None): data is an array/Tensor (batched here) or a tfc Dataset
+    (each element a batch)."""
+    st = _st()
+    if hasattr(data, "_ref") and hasattr(data, "_h"):  # tfc.data.Dataset
+        _c("tfc_layer_adapt_dataset")(self._h, _ctx(), data._h, int(steps or 0), ctypes.byref(st))
+    else:
+        t = _to_tensor(np.asarray(data) if isinstance(data, (list, tuple)) else data)
+        _c("tfc_layer_adapt")(self._h, _ctx(), t.handle, int(batch_size or 0), int(steps or 0), ctypes.byref(st))
+    check(st)
+
+
+def _get_vocabulary(self, include_special_tokens=True):
+    st = _st()
+    h = _c("tfc_lookup_get_vocabulary")(self._h, bool(include_special_tokens), ctypes.byref(st))
+    check(st)
+    v = Tensor(h).numpy()
+    return [x.decode("utf-8", "replace") if isinstance(x, bytes) else int(x) for x in v.tolist()]
+
+
+def _set_vocabulary(self, vocabulary, idf_weights=None):
+    v = np.asarray(vocabulary)
+    vt = _to_tensor(v.astype(object) if v.dtype.kind in "US" else v.astype(np.int64))
+    it = None if idf_weights is None else _to_tensor(np.asarray(idf_weights, np.float32))
+    st = _st()
+    _c("tfc_lookup_set_vocabulary")(self._h, vt.handle, it.handle if it is not None else None, ctypes.byref(st))
+    check(st)
+
+
+def _vocabulary_size(self):
+    return int(_c("tfc_lookup_vocabulary_size")(self._h))
+
+
+Layer.adapt = _adapt
+Layer.get_vocabulary = _get_vocabulary
+Layer.set_vocabulary = _set_vocabulary
+Layer.vocabulary_size = _vocabulary_size
+
+
+def map_with_layer(dataset, layer):
+    """dataset.map(layer): the layer applied to each element's first component (training=False)."""
+    from .data import Dataset
+    st = _st()
+    h = _c("tfc_dataset_map_layer")(dataset._ref(), layer._h, ctypes.byref(st))
+    check(st)
+    return Dataset(h)

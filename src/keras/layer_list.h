@@ -31,6 +31,18 @@
     TFC_KERAS_LAYER(GlobalMaxPool2D, global_max_pooling2d) \
     TFC_KERAS_LAYER(ZeroPadding2D, zero_padding2d)        \
     TFC_KERAS_LAYER(BatchNormalization, batch_normalization) \
-    TFC_KERAS_LAYER(LayerNormalization, layer_normalization)
+    TFC_KERAS_LAYER(LayerNormalization, layer_normalization) \
+    TFC_KERAS_LAYER(Normalization, normalization)         \
+    TFC_KERAS_LAYER(CategoryEncoding, category_encoding)  \
+    TFC_KERAS_LAYER(Hashing, hashing)                     \
+    TFC_KERAS_LAYER(StringLookup, string_lookup)          \
+    TFC_KERAS_LAYER(IntegerLookup, integer_lookup)        \
+    TFC_KERAS_LAYER(Discretization, discretization)       \
+    TFC_KERAS_LAYER(Rescaling, rescaling)                 \
+    TFC_KERAS_LAYER(CenterCrop, center_crop)              \
+    TFC_KERAS_LAYER(Resizing, resizing)                   \
+    TFC_KERAS_LAYER(TextVectorization, text_vectorization) \
+    TFC_KERAS_LAYER(RandomFlip, random_flip)              \
+    TFC_KERAS_LAYER(RandomContrast, random_contrast)
 
 #endif
