@@ -31,6 +31,10 @@
     TFC_KERAS_LAYER(GlobalMaxPool2D, global_max_pooling2d) \
     TFC_KERAS_LAYER(ZeroPadding2D, zero_padding2d)        \
     TFC_KERAS_LAYER(BatchNormalization, batch_normalization) \
-    TFC_KERAS_LAYER(LayerNormalization, layer_normalization)
+    TFC_KERAS_LAYER(LayerNormalization, layer_normalization) \
+    TFC_KERAS_LAYER(SimpleRNN, simple_rnn)                \
+    TFC_KERAS_LAYER(LSTM, lstm)                           \
+    TFC_KERAS_LAYER(GRU, gru)                             \
+    TFC_KERAS_LAYER(Bidirectional, bidirectional)
 
 #endif
