@@ -79,6 +79,8 @@ typedef struct {
     const char *merge_mode;       /* NULL = "concat" */
     tfc_layer *backward_layer;    /* NULL: a copy of layer */
 } tfc_bidirectional_opts;
+/* tf.keras.layers.Bidirectional(layer, merge_mode, backward_layer), as described above: a new floating layer that
+ * owns both sublayers; NULL when out of memory or o->layer is NULL. Errors surface at build (INVALID_ARGUMENT). */
 TFC_API tfc_layer *tfc_layers_bidirectional_new(const tfc_bidirectional_opts *o);
 #define tfc_layers_bidirectional(...) tfc_layers_bidirectional_new(&(tfc_bidirectional_opts){__VA_ARGS__})
 
