@@ -35,6 +35,7 @@
     TFC_KERAS_LAYER(SimpleRNN, simple_rnn)                \
     TFC_KERAS_LAYER(LSTM, lstm)                           \
     TFC_KERAS_LAYER(GRU, gru)                             \
-    TFC_KERAS_LAYER(Bidirectional, bidirectional)
+    TFC_KERAS_LAYER(Bidirectional, bidirectional)         \
+    TFC_KERAS_LAYER(MultiHeadAttention, multi_head_attention)
 
 #endif
