@@ -7,6 +7,7 @@
 #include "tfc/keras/layers.h"
 #include "tfc/keras/recurrent.h"
 #include "tfc/keras/attention.h"
+#include "tfc/keras/conv1d.h"
 #include "tfc/keras/losses.h"
 #include "tfc/keras/optimizers.h"
 #include "tfc/keras/model.h"

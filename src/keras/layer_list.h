@@ -36,6 +36,8 @@
     TFC_KERAS_LAYER(LSTM, lstm)                           \
     TFC_KERAS_LAYER(GRU, gru)                             \
     TFC_KERAS_LAYER(Bidirectional, bidirectional)         \
-    TFC_KERAS_LAYER(MultiHeadAttention, multi_head_attention)
+    TFC_KERAS_LAYER(MultiHeadAttention, multi_head_attention) \
+    TFC_KERAS_LAYER(Conv1D, conv1d)                       \
+    TFC_KERAS_LAYER(Convolution1D, conv1d)
 
 #endif
