@@ -5,6 +5,7 @@
 
 #include "keras/layers/conv_utils.h"
 #include "tfc/keras/conv1d.h"
+#include "tfc/ops/array.h"
 #include "tfc/ops/conv.h"
 
 typedef struct {
@@ -91,18 +92,12 @@ static bool conv1d_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_
     return true;
 }
 
-static tfc_tensor *permute(tfc_ctx *ctx, tfc_tensor *x, const int32_t *perm, tfc_status *st) {
-    tfc_tensor *p = x ? tfc_vec_i32(perm, 3, st) : NULL;
-    tfc_tensor *y = p ? tfc_emit(ctx, "Transpose", (tfc_tensor *[]){x, p}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(p);
-    return y;
+static tfc_tensor *swap12(tfc_ctx *ctx, tfc_tensor *x, tfc_status *st) {
+    return x ? tfc_transpose(ctx, x, (int64_t[]){0, 2, 1}, st) : NULL;
 }
 
 static tfc_tensor *reshape(tfc_ctx *ctx, tfc_tensor *x, const int64_t *dims, int rank, tfc_status *st) {
-    tfc_tensor *s = x ? tfc_vec_i64(dims, rank, st) : NULL;
-    tfc_tensor *y = s ? tfc_emit(ctx, "Reshape", (tfc_tensor *[]){x, s}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(s);
-    return y;
+    return x ? tfc_reshape(ctx, x, dims, rank, st) : NULL;
 }
 
 static bool conv1d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
@@ -111,7 +106,7 @@ static bool conv1d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     tfc_shape os;
     if (!conv1d_output_shape(l, tfc_tensor_shape(in[0]), 1, &os, &(int){0}, st)) return false;
     bool cf = cfirst(c);
-    tfc_tensor *x = cf ? permute(ctx, in[0], (int32_t[]){0, 2, 1}, st) : in[0];
+    tfc_tensor *x = cf ? swap12(ctx, in[0], st) : in[0];
     if (!x) return false;
     int64_t b = tfc_tensor_dim(x, 0), n = tfc_tensor_dim(x, 1), ch = tfc_tensor_dim(x, 2);
     tfc_tensor *k = tfc_layer_read_var(l, ctx, c->kernel, st);
@@ -131,7 +126,7 @@ static bool conv1d_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n
     }
     y = reshape(ctx, y, (int64_t[]){b, tfc_tensor_dim(y ? y : x, 2), c->filters}, 3, st);
     y = y ? tfc_activation_apply(ctx, c->activation, y, st) : NULL;
-    if (y && cf) y = permute(ctx, y, (int32_t[]){0, 2, 1}, st);
+    if (y && cf) y = swap12(ctx, y, st);
     return (out[0] = y) != NULL;
 }
 

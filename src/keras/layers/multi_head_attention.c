@@ -4,9 +4,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "keras/keras_internal.h"
+#include "keras/layers/dropout_mask.h"
 #include "tfc/keras/attention.h"
-#include "tfc/ops/random.h"
+#include "tfc/ops/array.h"
 
 typedef struct {
     tfc_layer base;
@@ -103,17 +103,12 @@ static bool mha_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in,
 }
 
 static tfc_tensor *reshape(tfc_ctx *ctx, tfc_tensor *x, const int64_t *dims, int rank, tfc_status *st) {
-    tfc_tensor *s = x ? tfc_vec_i64(dims, rank, st) : NULL;
-    tfc_tensor *y = s ? tfc_emit(ctx, "Reshape", (tfc_tensor *[]){x, s}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(s);
-    return y;
+    return x ? tfc_reshape(ctx, x, dims, rank, st) : NULL;
 }
 
-static tfc_tensor *transpose(tfc_ctx *ctx, tfc_tensor *x, const int32_t *perm, int rank, tfc_status *st) {
-    tfc_tensor *p = x ? tfc_vec_i32(perm, rank, st) : NULL;
-    tfc_tensor *y = p ? tfc_emit(ctx, "Transpose", (tfc_tensor *[]){x, p}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(p);
-    return y;
+/* [batch, a, b, d] <-> [batch, b, a, d] */
+static tfc_tensor *swap12(tfc_ctx *ctx, tfc_tensor *x, tfc_status *st) {
+    return x ? tfc_transpose(ctx, x, (int64_t[]){0, 2, 1, 3}, st) : NULL;
 }
 
 /* x [batch, len, d] through projection `which` (kernel [d, heads, dh]) -> [batch, heads, len, dh]. */
@@ -128,7 +123,7 @@ static tfc_tensor *project_in(mha *m, tfc_ctx *ctx, int which, tfc_tensor *x, in
         y = bias ? tfc_emit(ctx, "BiasAdd", (tfc_tensor *[]){y, bias}, 2, NULL, 0, st) : NULL;
     }
     y = reshape(ctx, y, (int64_t[]){b, n, m->num_heads, dh}, 4, st);
-    return transpose(ctx, y, (int32_t[]){0, 2, 1, 3}, 4, st);
+    return swap12(ctx, y, st);
 }
 
 /* The additive mask: 0 where attended, -1e9 (the dtype's lowest for float16) where masked; [batch or 1, 1, Tq, Tk]. */
@@ -160,21 +155,6 @@ static tfc_tensor *mask_adder(mha *m, tfc_ctx *ctx, tfc_tensor *mask, int64_t tq
     return add;
 }
 
-static tfc_tensor *dropout(tfc_ctx *ctx, tfc_tensor *x, double rate, tfc_status *st) {
-    tfc_dtype dt = tfc_tensor_dtype(x);
-    const tfc_shape *s = tfc_tensor_shape(x);
-    tfc_tensor *u = tfc_random_uniform(ctx, s->dims, s->rank, dt, 0, 1, TFC_RANDOM_NO_SEED, st);
-    tfc_tensor *r = u ? tfc_scalar(dt, rate, st) : NULL, *sc = r ? tfc_scalar(dt, 1 / (1 - rate), st) : NULL;
-    tfc_attr ca = TFC_ATTR_T("DstT", dt);
-    tfc_tensor *keep = sc ? tfc_emit(ctx, "GreaterEqual", (tfc_tensor *[]){u, r}, 2, NULL, 0, st) : NULL;
-    tfc_tensor *mk = keep ? tfc_emit(ctx, "Cast", &keep, 1, &ca, 1, st) : NULL;
-    tfc_tensor *y = mk ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){x, mk}, 2, NULL, 0, st) : NULL;
-    y = y ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){y, sc}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(r);
-    tfc_tensor_unref(sc);
-    return y;
-}
-
 static bool mha_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
                      bool training, tfc_status *st) {
     mha *m = (mha *)l;
@@ -199,10 +179,13 @@ static bool mha_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in
     }
     tfc_tensor *probs = scores ? tfc_emit(ctx, "Softmax", &scores, 1, NULL, 0, st) : NULL;
     tfc_tensor *p = probs;
-    if (p && training && m->dropout > 0) p = dropout(ctx, p, m->dropout, st);
+    if (p && training && m->dropout > 0) {
+        tfc_tensor *mk = tfc_keras_dropout_mask(ctx, dt, tfc_tensor_shape(p)->dims, 4, m->dropout, st);
+        p = mk ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){p, mk}, 2, NULL, 0, st) : NULL;
+    }
     tfc_tensor *o = p ? tfc_emit(ctx, "BatchMatMulV2", (tfc_tensor *[]){p, v}, 2, NULL, 0, st) : NULL;
     int64_t hv = m->num_heads * m->value_dim;
-    o = reshape(ctx, transpose(ctx, o, (int32_t[]){0, 2, 1, 3}, 4, st), (int64_t[]){-1, hv}, 2, st);
+    o = reshape(ctx, swap12(ctx, o, st), (int64_t[]){-1, hv}, 2, st);
     tfc_tensor *wo = o ? reshape(ctx, tfc_layer_read_var(l, ctx, m->w[O][0], st), (int64_t[]){hv, dout}, 2, st) : NULL;
     tfc_tensor *y = wo ? tfc_emit(ctx, "MatMul", (tfc_tensor *[]){o, wo}, 2, NULL, 0, st) : NULL;
     if (y && m->use_bias) {

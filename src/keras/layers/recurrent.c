@@ -2,9 +2,9 @@
  * the time steps (eager, one cell step per time step; the tape records every step). */
 #include <string.h>
 
+#include "keras/layers/dropout_mask.h"
 #include "keras/layers/recurrent.h"
 #include "tfc/ops/array.h"
-#include "tfc/ops/random.h"
 
 static bool rnn_output_shape(tfc_layer *l, const tfc_shape *in, int n_in, tfc_shape *out, int *n_out,
                              tfc_status *st) {
@@ -70,25 +70,8 @@ static bool rnn_build(tfc_layer *l, tfc_ctx *ctx, const tfc_shape *in, int n_in,
     return true;
 }
 
-/* A dropout mask [dims] of the compute dtype: 1 / (1 - rate) where kept, 0 where dropped (tf.nn.dropout of ones). */
-static tfc_tensor *dropout_mask(tfc_ctx *ctx, tfc_dtype dt, const int64_t *dims, int rank, double rate,
-                                tfc_status *st) {
-    tfc_tensor *u = tfc_random_uniform(ctx, dims, rank, dt, 0, 1, TFC_RANDOM_NO_SEED, st);
-    tfc_tensor *rt = u ? tfc_scalar(dt, rate, st) : NULL, *sc = rt ? tfc_scalar(dt, 1.0 / (1.0 - rate), st) : NULL;
-    tfc_attr ca = TFC_ATTR_T("DstT", dt);
-    tfc_tensor *keep = sc ? tfc_emit(ctx, "GreaterEqual", (tfc_tensor *[]){u, rt}, 2, NULL, 0, st) : NULL;
-    tfc_tensor *m = keep ? tfc_emit(ctx, "Cast", &keep, 1, &ca, 1, st) : NULL;
-    tfc_tensor *out = m ? tfc_emit(ctx, "Mul", (tfc_tensor *[]){m, sc}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(rt);
-    tfc_tensor_unref(sc);
-    return out;
-}
-
 static tfc_tensor *transpose_tb(tfc_ctx *ctx, tfc_tensor *x, tfc_status *st) {
-    tfc_tensor *perm = tfc_vec_i32((int32_t[]){1, 0, 2}, 3, st);
-    tfc_tensor *y = perm ? tfc_emit(ctx, "Transpose", (tfc_tensor *[]){x, perm}, 2, NULL, 0, st) : NULL;
-    tfc_tensor_unref(perm);
-    return y;
+    return x ? tfc_transpose(ctx, x, (int64_t[]){1, 0, 2}, st) : NULL;
 }
 
 /* x [batch, steps, features] -> x @ kernel (+ input bias) as [batch, steps, G*units]. */
@@ -136,7 +119,7 @@ static bool rnn_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in
         if (!x) return false;
     }
     if (training && r->dropout > 0) {
-        tfc_tensor *m = dropout_mask(ctx, dt, (int64_t[]){batch, 1, features}, 3, r->dropout, st);
+        tfc_tensor *m = tfc_keras_dropout_mask(ctx, dt, (int64_t[]){batch, 1, features}, 3, r->dropout, st);
         if (!m || !(x = tfc_emit(ctx, "Mul", (tfc_tensor *[]){x, m}, 2, NULL, 0, st))) return false;
     }
     tfc_tensor *xk = input_products(r, ctx, x, st);
@@ -149,7 +132,7 @@ static bool rnn_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int n_in
     bool ok = tfc_execute(ctx, "Unpack", &xk, 1, ua, 2, xs, (int)steps, st) == steps &&
               tfc_rnn_step_prepare(r, ctx, &sc, st);
     if (ok && training && r->recurrent_dropout > 0)
-        ok = (sc.rec_mask = dropout_mask(ctx, dt, (int64_t[]){batch, r->units}, 2, r->recurrent_dropout, st));
+        ok = (sc.rec_mask = tfc_keras_dropout_mask(ctx, dt, (int64_t[]){batch, r->units}, 2, r->recurrent_dropout, st));
     tfc_tensor *states[2] = {NULL, NULL};
     for (int i = 0; ok && i < ns; i++)
         ok = (states[i] = n_in > 1 ? in[1 + i] : tfc_zeros(ctx, dt, (int64_t[]){batch, r->units}, 2, st)) != NULL;
