@@ -12,7 +12,7 @@
  * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
  *
  * Measured (seed 42, 2 shared CPU cores, 66-140 s per epoch): 8 epochs on all 60000 images give test accuracy
- * 0.8749 (training accuracy 0.8876); 3 epochs on 6000 images (the test's size) give 0.7717. */
+ * 0.8749 (training accuracy 0.8876); 3 epochs on 6000 images give 0.7717, 2 epochs on 3000 (the test) 0.6729. */
 #include <stdio.h>
 #include <stdlib.h>
 
