@@ -5,6 +5,9 @@
 
 #include "tfc/keras/layer.h"
 #include "tfc/keras/layers.h"
+#include "tfc/keras/recurrent.h"
+#include "tfc/keras/attention.h"
+#include "tfc/keras/conv1d.h"
 #include "tfc/keras/losses.h"
 #include "tfc/keras/optimizers.h"
 #include "tfc/keras/model.h"

@@ -43,6 +43,13 @@
     TFC_KERAS_LAYER(Resizing, resizing)                   \
     TFC_KERAS_LAYER(TextVectorization, text_vectorization) \
     TFC_KERAS_LAYER(RandomFlip, random_flip)              \
-    TFC_KERAS_LAYER(RandomContrast, random_contrast)
+    TFC_KERAS_LAYER(RandomContrast, random_contrast) \
+    TFC_KERAS_LAYER(SimpleRNN, simple_rnn)                \
+    TFC_KERAS_LAYER(LSTM, lstm)                           \
+    TFC_KERAS_LAYER(GRU, gru)                             \
+    TFC_KERAS_LAYER(Bidirectional, bidirectional)         \
+    TFC_KERAS_LAYER(MultiHeadAttention, multi_head_attention) \
+    TFC_KERAS_LAYER(Conv1D, conv1d)                       \
+    TFC_KERAS_LAYER(Convolution1D, conv1d)
 
 #endif
