@@ -11,6 +11,7 @@
 #include "core/variable.h"
 #include "eager/context_internal.h"
 #include "keras/optimizer_internal.h"
+#include "tfc/function.h"
 #include "tfc/keras/mixed_precision.h"
 
 #define SHP(s) tfc_shape_str((s), (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR)
@@ -333,6 +334,40 @@ static bool transform(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor **g, tfc_variab
     for (int t = 0; t < o->n_transformers; t++)
         if (!o->gradient_transformers[t](o->hook_user, ctx, g, v, n, st)) return false;
     return true;
+}
+
+static bool ensure_iterations(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st);
+
+bool tfc_optimizer_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st) {
+    if (o->inner) return tfc_optimizer_build(o->inner, ctx, vars, n, st);
+    if (o->ctx && o->ctx != ctx)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: built in another context than its variables'", o->name);
+    return ensure_iterations(o, ctx, st) && (n == 0 || o->cls->create_slots(o, ctx, vars, n, st));
+}
+
+bool tfc_optimizer_traceable(const tfc_optimizer *o) {
+    return o && !o->inner && o->cls != &tfc_opt_loss_scale && o->cls != &tfc_opt_nadam && !o->schedule &&
+           !(o->legacy && o->decay > 0) && !o->gradient_aggregator && o->n_transformers == 0;
+}
+
+tfc_tensor *tfc_opt_beta_power(tfc_optimizer *o, tfc_ctx *ctx, const tfc_opt_step *p, double beta, tfc_status *st) {
+    tfc_dtype dt = p->dt;
+    if (!tfc_inside_function(ctx))
+        return tfc_opt_scalar(ctx, dt, tfc_opt_in(dt, pow(beta, tfc_opt_in(dt, (double)(p->iterations + 1)))), st);
+    tfc_tensor *it = tfc_opt_read(ctx, o->iterations, st);
+    tfc_attr to_d = TFC_ATTR_T("DstT", TFC_DOUBLE);
+    tfc_tensor *t = it ? tfc_emit(ctx, "Cast", &it, 1, &to_d, 1, st) : NULL;
+    t = tfc_opt_op2(ctx, "AddV2", t, tfc_opt_scalar(ctx, TFC_DOUBLE, 1.0, st), st);
+    tfc_tensor *r = tfc_opt_op2(ctx, "Pow", tfc_opt_scalar(ctx, TFC_DOUBLE, beta, st), t, st);
+    if (r && dt != TFC_DOUBLE) {
+        tfc_attr to_f = TFC_ATTR_T("DstT", TFC_FLOAT);
+        r = tfc_emit(ctx, "Cast", &r, 1, &to_f, 1, st);
+        if (r && dt != TFC_FLOAT) {
+            tfc_attr to_dt = TFC_ATTR_T("DstT", dt);
+            r = tfc_emit(ctx, "Cast", &r, 1, &to_dt, 1, st);
+        }
+    }
+    return r;
 }
 
 /* ---- apply_gradients ------------------------------------------------------------------------------------- */
