@@ -256,6 +256,77 @@ static void test_learning_rate_change_retraces(void) {
     tfc_tensor_unref(y);
 }
 
+/* two inputs, two outputs, BatchNormalization (moving statistics updated inside the step), an L2 kernel
+ * regularizer and sample weights: the same history, moving statistics and predictions in both modes */
+static tfc_model *two_by_two(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_keras_clear_session();
+    tfc_ktensor *a = tfc_input(.shape = {8}, .name = "in_a"), *b = tfc_input(.shape = {8}, .name = "in_b");
+    tfc_ktensor *c = tfc_apply(tfc_layers_concatenate(.axis = -1), &st, a, b);
+    tfc_ktensor *h = tfc_apply(tfc_layers_dense(.units = 12, .activation = "tanh", .kernel_regularizer = tfc_l2(0.01)),
+                               &st, c);
+    h = tfc_apply(tfc_layers_batch_normalization(.momentum = 0.9), &st, h);
+    tfc_ktensor *o1 = tfc_apply(tfc_layers_dense(.units = 3, .activation = "softmax", .name = "cls"), &st, h);
+    tfc_ktensor *o2 = tfc_apply(tfc_layers_dense(.units = 1, .name = "reg"), &st, h);
+    tfc_model *m = tfc_model_new(ctx, (tfc_ktensor *[]){a, b}, 2, (tfc_ktensor *[]){o1, o2}, 2, NULL, &st);
+    CHECK_OK(&st);
+    REQUIRE(m);
+    return m;
+}
+
+static void test_multi_io_batch_norm_sample_weights(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *xa, *xb, *ya, *yb;
+    make_data(false, 72, &xa, &ya);
+    make_data(false, 72, &xb, &yb); /* (the same draws: in_b = in_a) */
+    tfc_tensor *y2 = tfc_tensor_new(TFC_FLOAT, (int64_t[]){72, 1}, 2, &st), *sw = tfc_tensor_new(TFC_FLOAT, (int64_t[]){72}, 1, &st);
+    float *p = tfc_tensor_mutable_data(y2), *w = tfc_tensor_mutable_data(sw);
+    for (int i = 0; i < 72; i++) p[i] = urand(), w[i] = 0.5f + (float)(i % 3);
+    tfc_model *e = two_by_two(), *g = two_by_two();
+    copy_weights(e, g);
+    REQUIRE(tfc_compile(e, &st, .optimizer = make_opt(0), .loss_name = "mse", .metrics = {"mae"}, .run_eagerly = TFC_YES));
+    REQUIRE(tfc_compile(g, &st, .optimizer = make_opt(0), .loss_name = "mse", .metrics = {"mae"}, .run_eagerly = TFC_NO,
+                        .steps_per_execution = 4));
+    tfc_tensor *ycls = tfc_tensor_new(TFC_FLOAT, (int64_t[]){72, 3}, 2, &st);
+    float *q = tfc_tensor_mutable_data(ycls);
+    const int32_t *lab = tfc_tensor_data(ya);
+    for (int i = 0; i < 72; i++)
+        for (int k = 0; k < 3; k++) q[i * 3 + k] = lab[i] == k;
+    tfc_history *he = NULL, *hg = NULL;
+    tfc_fit_opts fo = {.batch_size = 16, .epochs = 2, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT, .sample_weight = sw};
+    CHECK(tfc_model_fit_n(e, (tfc_tensor *[]){xa, xb}, 2, (tfc_tensor *[]){ycls, y2}, 2, &fo, &he, &st));
+    CHECK_OK(&st);
+    CHECK(tfc_model_fit_n(g, (tfc_tensor *[]){xa, xb}, 2, (tfc_tensor *[]){ycls, y2}, 2, &fo, &hg, &st));
+    CHECK_OK(&st);
+    const char *keys[16];
+    int nk = tfc_history_keys(he, keys, 16);
+    CHECK_EQ_INT(nk, 5);
+    CHECK_EQ_INT(tfc_history_keys(hg, (const char *[16]){0}, 16), nk);
+    for (int k = 0; k < nk; k++) {
+        const double *ve = tfc_history_get(he, keys[k], NULL), *vg = tfc_history_get(hg, keys[k], NULL);
+        REQUIRE(ve && vg);
+        for (int ep = 0; ep < 2; ep++) CHECK_NEAR(vg[ep], ve[ep], 1e-5);
+    }
+    CHECK(max_rel_weight_diff(e, g) < 1e-4); /* the moving mean and variance included */
+    CHECK_EQ_INT(tfc_model_fn_tracing_count(g), 2); /* 4 full steps, then a tail of 1 step with a partial batch */
+    tfc_tensor *pe[2], *pg[2];
+    REQUIRE(tfc_model_predict_n(e, (tfc_tensor *[]){xa, xb}, 2, &(tfc_eval_opts){.verbose = TFC_VERBOSE_SILENT}, pe, 2, &st));
+    REQUIRE(tfc_model_predict_n(g, (tfc_tensor *[]){xa, xb}, 2, &(tfc_eval_opts){.verbose = TFC_VERBOSE_SILENT}, pg, 2, &st));
+    for (int o = 0; o < 2; o++) {
+        CHECK(tfc_tensor_num_elements(pe[o]) == tfc_tensor_num_elements(pg[o]));
+        const float *u = tfc_tensor_data(pe[o]), *v = tfc_tensor_data(pg[o]);
+        for (int64_t i = 0; i < tfc_tensor_num_elements(pe[o]); i++) CHECK_NEAR(v[i], u[i], 1e-5);
+        tfc_tensor_unref(pe[o]);
+        tfc_tensor_unref(pg[o]);
+    }
+    tfc_history_free(he);
+    tfc_history_free(hg);
+    tfc_model_free(e);
+    tfc_model_free(g);
+    tfc_tensor *all[] = {xa, xb, ya, yb, y2, sw, ycls};
+    for (int i = 0; i < 7; i++) tfc_tensor_unref(all[i]);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 3, .has_seed = true}, &st);
@@ -265,6 +336,7 @@ int main(void) {
     test_graph_matches_eager(true, 1);
     test_steps_per_execution();
     test_learning_rate_change_retraces();
+    test_multi_io_batch_norm_sample_weights();
     tfc_ctx_free(ctx);
     tfc_keras_clear_session();
     TEST_MAIN_END();
