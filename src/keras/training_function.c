@@ -7,6 +7,7 @@
  * A trace bakes in what the step reads from the host: the learning rate (constant: tfc_optimizer_traceable
  * excludes schedules and time decay) is remembered with the functions, and a callback that changes it
  * (LearningRateScheduler, ReduceLROnPlateau) makes the next call retrace. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "keras/model_internal.h"
@@ -64,8 +65,20 @@ static int traced(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **ou
     return k;
 }
 
+/* TFC_KERAS_RUN_EAGERLY=0 in the environment makes compiled steps the default (run_eagerly = TFC_DEFAULT);
+ * read once. */
+static bool graph_by_default(void) {
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("TFC_KERAS_RUN_EAGERLY");
+        v = e && !strcmp(e, "0");
+    }
+    return v == 1;
+}
+
 bool tfc_model_graph_mode(tfc_model *m, bool train) {
-    if (m->run_eagerly != TFC_NO || TFC_IMPL(m)->strategy) return false;
+    tfc_flag r = m->run_eagerly == TFC_DEFAULT ? (graph_by_default() ? TFC_NO : TFC_YES) : m->run_eagerly;
+    if (r != TFC_NO || TFC_IMPL(m)->strategy) return false;
     return !train || tfc_optimizer_traceable(m->optimizer);
 }
 

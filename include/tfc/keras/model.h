@@ -109,7 +109,8 @@ typedef struct tfc_compile_opts {
      * Steps run eagerly instead under a distribution strategy and for optimizers whose step depends on host
      * state (learning-rate schedules, legacy decay, Nadam, loss scaling, gradient hooks).
      * TFC_YES (true): every step runs op by op (the layers' hand-fused eager paths; debuggable).
-     * TFC_DEFAULT: eagerly (tfc's eager steps are faster than its compiled ones today). */
+     * TFC_DEFAULT: eagerly (tfc's compiled steps are not yet faster than its eager ones, and their dropout
+     * masks do not follow fit's per-epoch seeds); TFC_KERAS_RUN_EAGERLY=0 in the environment makes it compiled. */
     tfc_flag run_eagerly;
     /* Keras's steps_per_execution (0 = 1; at most 64, else INVALID_ARGUMENT): fit runs this many steps per
      * execution (one call of train_function in graph mode, the steps unrolled in its trace); batch-level
