@@ -396,6 +396,16 @@ static double step_lr(const tfc_optimizer *o, tfc_dtype dt, int64_t it) {
     return lr;
 }
 
+/* A gradient's shape fits its variable: equal, or (a symbolic gradient inside a trace) compatible, its unknown
+ * dims left to the update op's kernel to check. */
+static bool shape_fits(const tfc_shape *g, const tfc_shape *v) {
+    if (g->rank < 0) return true;
+    if (g->rank != v->rank) return false;
+    for (int i = 0; i < g->rank; i++)
+        if (g->dims[i] >= 0 && g->dims[i] != v->dims[i]) return false;
+    return true;
+}
+
 static bool is_float(tfc_dtype dt) { return dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16; }
 
 /* new family: var -= var * weight_decay * lr (AdamW, and any optimizer given weight_decay) */
@@ -427,7 +437,7 @@ static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grad
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: Invalid type %s for %s, expected: [float16, bfloat16, float32, float64].",
                                   o->name, tfc_dtype_name(vd), tfc_variable_name(vars[i]));
-        if (tfc_tensor_dtype(grads[i]) != vd || !tfc_shape_equal(tfc_tensor_shape(grads[i]), tfc_variable_shape(vars[i])))
+        if (tfc_tensor_dtype(grads[i]) != vd || !shape_fits(tfc_tensor_shape(grads[i]), tfc_variable_shape(vars[i])))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: gradient for variable '%s' has dtype %s and shape %s, but the variable is %s %s",
                                   o->name, tfc_variable_name(vars[i]), tfc_dtype_name(tfc_tensor_dtype(grads[i])),
@@ -472,7 +482,7 @@ static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grad
     for (int i = 0; i < m; i++) {
         if (!g[i]) continue;
         tfc_dtype dt = tfc_variable_dtype(v[i]);
-        if (tfc_tensor_dtype(g[i]) != dt || !tfc_shape_equal(tfc_tensor_shape(g[i]), tfc_variable_shape(v[i])))
+        if (tfc_tensor_dtype(g[i]) != dt || !shape_fits(tfc_tensor_shape(g[i]), tfc_variable_shape(v[i])))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: a gradient hook returned %s %s for variable '%s' (%s %s)", o->name,
                                   tfc_dtype_name(tfc_tensor_dtype(g[i])), SHP(tfc_tensor_shape(g[i])),

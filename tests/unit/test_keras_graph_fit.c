@@ -2,7 +2,9 @@
  * train/test/predict functions give the same per-step losses, weights and outputs as the eager steps; a function
  * is traced once per input signature; steps_per_execution runs N steps per execution with Keras's batch-hook
  * semantics; a learning-rate change retraces. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdlib.h>
 
 #include "keras/model_internal.h"
 #include "tfc/keras.h"
@@ -46,8 +48,15 @@ static void make_data(bool cnn, int64_t n, tfc_tensor **x, tfc_tensor **y) {
     }
 }
 
+/* cnn: Conv2D + MaxPooling2D (the layers' conv+pool path); conv_only: Conv2D + Flatten (Conv2D's own gradient ops,
+ * whose filter gradient has a shape the trace cannot infer) */
 static tfc_model *make_model(bool cnn) {
     tfc_keras_clear_session();
+    if (cnn && getenv("CONV_ONLY"))
+        return tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_conv2d(.filters = 4, .kernel_size = {3}, .activation = "relu",
+                                                                     .input_shape = {6, 6, 2}),
+                                                   tfc_layers_flatten(), tfc_layers_dense(.units = 3, .activation = "softmax"),
+                                                   NULL});
     tfc_model *m =
         cnn ? tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_conv2d(.filters = 4, .kernel_size = {3}, .activation = "relu",
                                                                     .input_shape = {6, 6, 2}),
@@ -334,6 +343,9 @@ int main(void) {
     for (int opt = 0; opt < 3; opt++) test_graph_matches_eager(false, opt);
     test_graph_matches_eager(true, 0);
     test_graph_matches_eager(true, 1);
+    setenv("CONV_ONLY", "1", 1);
+    test_graph_matches_eager(true, 1);
+    unsetenv("CONV_ONLY");
     test_steps_per_execution();
     test_learning_rate_change_retraces();
     test_multi_io_batch_norm_sample_weights();
