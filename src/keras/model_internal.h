@@ -132,6 +132,10 @@ bool tfc_model_graph_mode(tfc_model *m, bool train);
  * sample weights. out[s] receives step s's tensors (eager, current scope; predict: pred only). */
 bool tfc_model_fn_run(tfc_model *m, tfc_fn_kind kind, int n, tfc_tensor *const *in, int n_x, bool has_sw,
                       tfc_step_out *out, tfc_status *st);
+/* Drops the functions of this kind (the next call traces again): fit does so for train_function at each epoch
+ * under a global seed, so that the random ops' seeds of an epoch depend only on the seed and the epoch (a fit
+ * resumed by BackupAndRestore repeats the masks of an uninterrupted one). */
+void tfc_model_fns_forget(tfc_model *m, tfc_fn_kind kind);
 /* How many times the model's functions were traced (all kinds), for tests. */
 int tfc_model_fn_tracing_count(const tfc_model *m);
 /* Frees the traced functions (compile, recompile and model free; they hold the optimizer's variables). */

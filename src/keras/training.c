@@ -1210,6 +1210,8 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     tfc_tensor *held[TFC_MAX_STEPS_PER_EXECUTION * (2 * TFC_KERAS_MAX_IO + 1)] = {0}; /* prefetched batches */
     for (int epoch = fs.initial_epoch; epoch < epochs && ok; epoch++) {
         seed_epoch(ctx, fs.seed_base, epoch);
+        /* a seeded epoch's random ops (Dropout) take their seeds from the epoch's seed: traced anew */
+        if (ctx->has_seed) tfc_model_fns_forget(m, TFC_FN_TRAIN);
         tfc_model_reset_metrics(m);
         if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_EPOCH_BEGIN, m, epoch, NULL, st))) break;
         tp = (throughput){.t0 = o.report_throughput ? tfc_trace_now() : 0};

@@ -82,21 +82,25 @@ bool tfc_model_graph_mode(tfc_model *m, bool train) {
     return !train || tfc_optimizer_traceable(m->optimizer);
 }
 
-static void slots_free(struct tfc_model_fns *f) {
-    for (int k = 0; k < 3; k++)
-        for (int w = 0; w < 2; w++) {
-            fn_slot *s = &f->slot[k][w];
-            if (!s->fn) continue;
-            f->traces += tfc_function_tracing_count(s->fn);
-            tfc_function_free(s->fn);
-            s->fn = NULL;
-        }
+void tfc_model_fns_forget(tfc_model *m, tfc_fn_kind kind) {
+    struct tfc_model_fns *f = TFC_IMPL(m)->fns;
+    for (int w = 0; f && w < 2; w++) {
+        fn_slot *s = &f->slot[kind][w];
+        if (!s->fn) continue;
+        f->traces += tfc_function_tracing_count(s->fn);
+        tfc_function_free(s->fn);
+        s->fn = NULL;
+    }
+}
+
+static void slots_free(tfc_model *m) {
+    for (int k = 0; k < 3; k++) tfc_model_fns_forget(m, (tfc_fn_kind)k);
 }
 
 void tfc_model_fns_free(tfc_model *m) {
     struct tfc_model_fns *f = TFC_IMPL(m)->fns;
     if (!f) return;
-    slots_free(f);
+    slots_free(m);
     tfc_free(f);
     TFC_IMPL(m)->fns = NULL;
 }
@@ -135,16 +139,12 @@ bool tfc_model_fn_run(tfc_model *m, tfc_fn_kind kind, int n, tfc_tensor *const *
         if (!built) return false;
         double lr = tfc_optimizer_learning_rate(m->optimizer);
         if (lr != f->lr) { /* a changed learning rate: the traced constant is stale */
-            slots_free(f);
+            slots_free(m);
             f->lr = lr;
         }
     }
     fn_slot *s = &f->slot[kind][has_sw ? 1 : 0];
-    if (s->fn && s->n_x != n_x) {
-        f->traces += tfc_function_tracing_count(s->fn);
-        tfc_function_free(s->fn);
-        s->fn = NULL;
-    }
+    if (s->fn && s->n_x != n_x) tfc_model_fns_forget(m, kind);
     if (!s->fn) {
         *s = (fn_slot){.owner = f, .kind = kind, .has_sw = has_sw, .n_x = n_x};
         tfc_function_opts fo = {.name = fn_names[kind]};
