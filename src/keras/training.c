@@ -566,14 +566,20 @@ static bool run_steps(tfc_model_impl *impl, bool train, int n, tfc_tensor *const
     return true;
 }
 
-static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
-                       tfc_status *st) {
+/* One step (an execution of one) on a batch. */
+static bool one_step(tfc_model_impl *impl, bool train, tfc_tensor *const *x, int n_x, tfc_tensor *const *y,
+                     tfc_tensor *sw, tfc_status *st) {
     tfc_tensor *in[2 * TFC_KERAS_MAX_IO + 1];
     int k = 0;
     for (int i = 0; i < n_x; i++) in[k++] = x[i];
     for (int i = 0; i < impl->n_out; i++) in[k++] = y[i];
     if (sw) in[k++] = sw;
-    return run_steps(impl, true, 1, in, n_x, sw != NULL, st);
+    return run_steps(impl, train, 1, in, n_x, sw != NULL, st);
+}
+
+static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                       tfc_status *st) {
+    return one_step(impl, true, x, n_x, y, sw, st);
 }
 
 static tfc_tensor *rows(tfc_ctx *ctx, tfc_tensor *t, int64_t begin, int64_t len, tfc_status *st);
@@ -686,12 +692,7 @@ static bool dist_test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, 
 
 static bool test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
                       tfc_status *st) {
-    tfc_tensor *in[2 * TFC_KERAS_MAX_IO + 1];
-    int k = 0;
-    for (int i = 0; i < n_x; i++) in[k++] = x[i];
-    for (int i = 0; i < impl->n_out; i++) in[k++] = y[i];
-    if (sw) in[k++] = sw;
-    return run_steps(impl, false, 1, in, n_x, sw != NULL, st);
+    return one_step(impl, false, x, n_x, y, sw, st);
 }
 
 bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st) {
