@@ -42,7 +42,7 @@ _PP = ctypes.POINTER(_P)
 class CompileOpts(ctypes.Structure):
     """tfc_compile_opts (include/tfc/keras/model.h)."""
     _fields_ = [("optimizer", _P), ("optimizer_name", _CP), ("loss", _P), ("loss_name", _CP),
-                ("metrics", _CP * 8), ("metric_objs", _P * 8), ("run_eagerly", _B), ("steps_per_execution", _I)]
+                ("metrics", _CP * 8), ("metric_objs", _P * 8), ("run_eagerly", _I), ("steps_per_execution", _I)]
 
 
 class FitOpts(ctypes.Structure):
@@ -870,9 +870,10 @@ class Model(Layer):
         check(st)
 
     # -- training
-    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=False, steps_per_execution=1):
+    def compile(self, optimizer="rmsprop", loss=None, metrics=None, run_eagerly=None, steps_per_execution=1):
         """optimizer: a name, (class_name, config), {'class_name', 'config'} or an Optimizer; loss: a name,
-        (class_name, config) or a Loss; metrics: names, (class_name, config) pairs or Metric objects."""
+        (class_name, config) or a Loss; metrics: names, (class_name, config) pairs or Metric objects.
+        run_eagerly: None (tfc's default), True (eager steps) or False (compiled graph steps)."""
         o = CompileOpts()
         keep = []
         opt = optimizer
@@ -917,7 +918,7 @@ class Model(Layer):
             if not ls._owned:
                 raise ValueError("the loss already belongs to a model")
             o.loss = ls.handle
-        o.run_eagerly = bool(run_eagerly)
+        o.run_eagerly = 0 if run_eagerly is None else (1 if run_eagerly else -1)
         o.steps_per_execution = int(steps_per_execution or 1)
         st = _st()
         _c("tfc_model_compile")(self._m, ctypes.byref(o), ctypes.byref(st))

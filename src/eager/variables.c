@@ -47,7 +47,8 @@ tfc_tensor *tfc_variable_read(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) {
 }
 
 tfc_tensor *tfc_variable_read_untaped(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) {
-    if (ctx->n_tapes) return tfc_variable_read(ctx, v, st);
+    /* with a tape, or while tracing (a snapshot would become a constant of the graph): ReadVariableOp */
+    if (ctx->n_tapes || ctx->trace) return tfc_variable_read(ctx, v, st);
     pthread_mutex_lock(&v->mu);
     tfc_tensor *val = v->value ? tfc_tensor_ref(v->value) : NULL;
     pthread_mutex_unlock(&v->mu);

@@ -136,6 +136,9 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
         for (int i = 0; i < d->n_in; i++) x->in_slots[in_off++] = first[d->in[i].node] + d->in[i].index;
         xn->static_out = true;
         for (int o = 0; o < d->n_out; o++) xn->static_out &= tfc_shape_is_fully_defined(&d->out_shapes[o]);
+        /* a read of a resource (ReadVariableOp) shares the variable's buffer: its kernel allocates nothing */
+        for (int i = 0; i < d->n_in; i++)
+            xn->static_out &= g->nodes[d->in[i].node]->out_dtypes[d->in[i].index] != TFC_RESOURCE;
         for (int a = 0; d->attrs && a < d->attrs->n; a++)
             xn->calls |= d->attrs->a[a].kind == TFC_ATTR_FUNC || d->attrs->a[a].kind == TFC_ATTR_LIST_FUNC;
         const char *opn = d->op->def->name;

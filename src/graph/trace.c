@@ -159,6 +159,10 @@ int tfc_trace_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_in
     tfc_dtype dts[TFC_MAX_IO];
     const int n_out = tfc_op_infer(op, in, n_in, attrs, n_attrs, &ra, dts, shapes, max_out, st);
     if (n_out < 0) return -1;
+    /* a captured variable's handle carries its shape (TensorFlow's handle data): a read has that shape */
+    if (n_out == 1 && n_in == 1 && in[0]->dtype == TFC_RESOURCE && in[0]->resource &&
+        !strcmp(op->def->name, "ReadVariableOp"))
+        shapes[0] = ((const tfc_variable *)in[0]->resource)->shape;
     bool stateful = op->def->stateful;
     for (int i = 0; i < n_in && !stateful; i++) stateful = in[i]->dtype == TFC_RESOURCE;
     int ctrl = t->last_stateful;

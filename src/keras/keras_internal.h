@@ -105,7 +105,7 @@ struct tfc_model {
     tfc_metric *metrics[8];
     tfc_metric *loss_tracker;
     bool stop_training;
-    bool run_eagerly;
+    tfc_flag run_eagerly;
 };
 
 /* Keras's serialized name of an activation ("silu" -> "swish", NULL -> "linear"); src/keras/activations.c. */

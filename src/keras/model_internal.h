@@ -59,6 +59,9 @@ typedef struct tfc_model_impl {
     /* tf.distribute: the strategy whose scope was open at compile (NULL: none); see training.c */
     struct tfc_strategy *strategy;
     int dist_synced;               /* weights broadcast from worker 0 so far (tfc_model_dist_sync) */
+    /* compile's steps_per_execution (>= 1) and the traced train/test/predict functions (training_function.c) */
+    int steps_per_execution;
+    struct tfc_model_fns *fns;
     /* fit in progress (NULL otherwise): callbacks reach it through the model */
     tfc_fit_state *fit;
     /* A Sequential model whose construction failed (an incompatible layer) reports this error from every
@@ -104,6 +107,39 @@ char *tfc_py_repr_f64(double v, char *buf, size_t size);
 
 /* Under a strategy (compiled in its scope): broadcasts the model's weights from worker 0 (no-op otherwise). */
 bool tfc_model_dist_sync(tfc_model *m, tfc_status *st);
+
+/* The tensors one step yields: its total loss (float32 scalar), each output's loss (float32 scalars) and the
+ * predictions. */
+#define TFC_MAX_STEPS_PER_EXECUTION 64
+typedef struct tfc_step_out {
+    tfc_tensor *total;
+    tfc_tensor *out_loss[TFC_KERAS_MAX_IO];
+    tfc_tensor *pred[TFC_KERAS_MAX_IO];
+} tfc_step_out;
+/* One step's ops, run eagerly or traced into a function (they read no tensor data): train = forward (training)
+ * -> compiled loss of each output (+ regularization) -> gradients of the trainable weights -> optimizer update;
+ * test = forward -> loss. y holds the model's n_out targets. Results are op results (current scope). */
+bool tfc_model_step_ops(tfc_model *m, bool train, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                        tfc_step_out *out, tfc_status *st);
+
+/* ---- training_function.c: compiled steps (Keras's train_function, test_function, predict_function) ---- */
+typedef enum { TFC_FN_TRAIN, TFC_FN_TEST, TFC_FN_PREDICT } tfc_fn_kind;
+/* True when m's steps of this kind run as traced functions: compiled with run_eagerly = TFC_NO, no
+ * distribution strategy, and (train) an optimizer whose step can be traced (tfc_optimizer_traceable). */
+bool tfc_model_graph_mode(tfc_model *m, bool train);
+/* Runs n steps (1 .. TFC_MAX_STEPS_PER_EXECUTION) as one call of the model's function of this kind, traced
+ * once per input signature: in holds each step's x[n_x], then (train/test) y[n_out] and, with has_sw, its
+ * sample weights. out[s] receives step s's tensors (eager, current scope; predict: pred only). */
+bool tfc_model_fn_run(tfc_model *m, tfc_fn_kind kind, int n, tfc_tensor *const *in, int n_x, bool has_sw,
+                      tfc_step_out *out, tfc_status *st);
+/* Drops the functions of this kind (the next call traces again): fit does so for train_function at each epoch
+ * under a global seed, so that the random ops' seeds of an epoch depend only on the seed and the epoch (a fit
+ * resumed by BackupAndRestore repeats the masks of an uninterrupted one). */
+void tfc_model_fns_forget(tfc_model *m, tfc_fn_kind kind);
+/* How many times the model's functions were traced (all kinds), for tests. */
+int tfc_model_fn_tracing_count(const tfc_model *m);
+/* Frees the traced functions (compile, recompile and model free; they hold the optimizer's variables). */
+void tfc_model_fns_free(tfc_model *m);
 
 /* ---- metrics.c: a metric's state as doubles (for cross-worker aggregation) ---- */
 int tfc_metric_state_size(const tfc_metric *m);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "keras/optimizer_internal.h"
+#include "tfc/function.h"
 
 static bool adam_slots(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st) {
     if (o->legacy) {
@@ -51,14 +52,26 @@ static bool adam_consts(tfc_optimizer *o, const tfc_opt_step *p, tfc_status *st)
 
 static bool adam_apply(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *grad, tfc_variable *var, tfc_opt_slots *s,
                        const tfc_opt_step *p, tfc_status *st) {
-    if (!adam_consts(o, p, st)) return false;
+    tfc_tensor *c[6];
+    if (tfc_inside_function(ctx)) { /* traced: the beta powers follow the iterations variable, nothing cached */
+        double b1 = tfc_opt_hyper(o, p->dt, o->beta_1), b2 = tfc_opt_hyper(o, p->dt, o->beta_2);
+        c[0] = tfc_opt_beta_power(o, ctx, p, b1, st);
+        c[1] = tfc_opt_beta_power(o, ctx, p, b2, st);
+        c[2] = tfc_opt_scalar(ctx, p->dt, p->lr, st);
+        c[3] = tfc_opt_scalar(ctx, p->dt, b1, st);
+        c[4] = tfc_opt_scalar(ctx, p->dt, b2, st);
+        c[5] = tfc_opt_scalar(ctx, p->dt, o->epsilon, st);
+    } else {
+        if (!adam_consts(o, p, st)) return false;
+        memcpy(c, o->consts, sizeof c);
+    }
     tfc_tensor *in[11];
     int n = 0;
     in[n++] = tfc_variable_handle(var);
     in[n++] = tfc_variable_handle(s->slot[0]);
     in[n++] = tfc_variable_handle(s->slot[1]);
     if (o->amsgrad) in[n++] = tfc_variable_handle(s->slot[2]);
-    for (int i = 0; i < 6; i++) in[n++] = o->consts[i];
+    for (int i = 0; i < 6; i++) in[n++] = c[i];
     in[n++] = grad;
     return o->amsgrad ? tfc_opt_run(ctx, "ResourceApplyAdamWithAmsgrad", in, n, NULL, 0, st)
                       : tfc_opt_run(ctx, "ResourceApplyAdam", in, n, NULL, 0, st);

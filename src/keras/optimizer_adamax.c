@@ -18,10 +18,9 @@ static bool adamax_apply(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *grad, tfc_v
                          const tfc_opt_step *p, tfc_status *st) {
     tfc_dtype dt = p->dt;
     double b1 = tfc_opt_hyper(o, dt, o->beta_1), b2 = tfc_opt_hyper(o, dt, o->beta_2);
-    double b1p = tfc_opt_in(dt, pow(b1, tfc_opt_in(dt, (double)(p->iterations + 1))));
     return tfc_opt_run(ctx, "ResourceApplyAdaMax",
                        (tfc_tensor *[]){tfc_variable_handle(var), tfc_variable_handle(s->slot[0]),
-                                        tfc_variable_handle(s->slot[1]), tfc_opt_scalar(ctx, dt, b1p, st),
+                                        tfc_variable_handle(s->slot[1]), tfc_opt_beta_power(o, ctx, p, b1, st),
                                         tfc_opt_scalar(ctx, dt, p->lr, st), tfc_opt_scalar(ctx, dt, b1, st),
                                         tfc_opt_scalar(ctx, dt, b2, st), tfc_opt_scalar(ctx, dt, o->epsilon, st), grad},
                        9, NULL, 0, st);

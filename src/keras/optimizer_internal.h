@@ -104,9 +104,18 @@ extern const tfc_opt_class tfc_opt_sgd, tfc_opt_adam, tfc_opt_adamw, tfc_opt_rms
     tfc_opt_adamax, tfc_opt_nadam;
 
 /* ---- base helpers (optimizers.c) ---- */
-/* Keras's optimizer.build(var_list): creates iterations and the slots of vars (in Keras's order) without a
- * step, so that saved optimizer state can be assigned before training continues (saving_keras3.c). */
-bool tfc_opt_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st);
+/* True when o's update can be traced into a graph function and stay right on later calls: what it computes
+ * on the host per step must not change between steps (no learning-rate schedule, no legacy time decay, not
+ * Nadam's momentum cache, no loss scaling, no gradient hooks). Adam's and Adamax's beta powers are ops on the
+ * iterations variable inside a trace (tfc_opt_beta_power). */
+bool tfc_optimizer_traceable(const tfc_optimizer *o);
+/* Keras's optimizer.build(var_list): creates iterations and the slots of vars (in apply_gradients's order)
+ * eagerly and without a step, so that a traced step only reads and updates them and saved optimizer state can
+ * be assigned before training continues (saving_keras3.c). */
+bool tfc_optimizer_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st);
+/* beta^t, t = iterations + 1, of dtype p->dt (rounded as the eager value: pow in float64, then to dt): a
+ * scope-owned scalar, computed on the host eagerly and from the iterations variable inside a trace. */
+tfc_tensor *tfc_opt_beta_power(tfc_optimizer *o, tfc_ctx *ctx, const tfc_opt_step *p, double beta, tfc_status *st);
 /* A skipped step: iterations advance (created if need be), nothing else changes. */
 bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st);
 /* A LossScaleOptimizer's get_config (tfc_free). */

@@ -11,6 +11,7 @@
 #include "core/variable.h"
 #include "eager/context_internal.h"
 #include "keras/optimizer_internal.h"
+#include "tfc/function.h"
 #include "tfc/keras/mixed_precision.h"
 
 #define SHP(s) tfc_shape_str((s), (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR)
@@ -335,6 +336,33 @@ static bool transform(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor **g, tfc_variab
     return true;
 }
 
+static bool ensure_iterations(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st);
+
+bool tfc_optimizer_traceable(const tfc_optimizer *o) {
+    return o && !o->inner && o->cls != &tfc_opt_loss_scale && o->cls != &tfc_opt_nadam && !o->schedule &&
+           !(o->legacy && o->decay > 0) && !o->gradient_aggregator && o->n_transformers == 0;
+}
+
+tfc_tensor *tfc_opt_beta_power(tfc_optimizer *o, tfc_ctx *ctx, const tfc_opt_step *p, double beta, tfc_status *st) {
+    tfc_dtype dt = p->dt;
+    if (!tfc_inside_function(ctx))
+        return tfc_opt_scalar(ctx, dt, tfc_opt_in(dt, pow(beta, tfc_opt_in(dt, (double)(p->iterations + 1)))), st);
+    tfc_tensor *it = tfc_opt_read(ctx, o->iterations, st);
+    tfc_attr to_d = TFC_ATTR_T("DstT", TFC_DOUBLE);
+    tfc_tensor *t = it ? tfc_emit(ctx, "Cast", &it, 1, &to_d, 1, st) : NULL;
+    t = tfc_opt_op2(ctx, "AddV2", t, tfc_opt_scalar(ctx, TFC_DOUBLE, 1.0, st), st);
+    tfc_tensor *r = tfc_opt_op2(ctx, "Pow", tfc_opt_scalar(ctx, TFC_DOUBLE, beta, st), t, st);
+    if (r && dt != TFC_DOUBLE) {
+        tfc_attr to_f = TFC_ATTR_T("DstT", TFC_FLOAT);
+        r = tfc_emit(ctx, "Cast", &r, 1, &to_f, 1, st);
+        if (r && dt != TFC_FLOAT) {
+            tfc_attr to_dt = TFC_ATTR_T("DstT", dt);
+            r = tfc_emit(ctx, "Cast", &r, 1, &to_dt, 1, st);
+        }
+    }
+    return r;
+}
+
 /* ---- apply_gradients ------------------------------------------------------------------------------------- */
 
 static bool ensure_iterations(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st) {
@@ -359,6 +387,16 @@ static double step_lr(const tfc_optimizer *o, tfc_dtype dt, int64_t it) {
         lr = tfc_opt_in(dt, lr / tfc_opt_in(dt, 1.0 + tfc_opt_in(dt, d * step)));
     }
     return lr;
+}
+
+/* A gradient's shape fits its variable: equal, or (a symbolic gradient inside a trace) compatible, its unknown
+ * dims left to the update op's kernel to check. */
+static bool shape_fits(const tfc_shape *g, const tfc_shape *v) {
+    if (g->rank < 0) return true;
+    if (g->rank != v->rank) return false;
+    for (int i = 0; i < g->rank; i++)
+        if (g->dims[i] >= 0 && g->dims[i] != v->dims[i]) return false;
+    return true;
 }
 
 static bool is_float(tfc_dtype dt) { return dt == TFC_FLOAT || dt == TFC_DOUBLE || dt == TFC_HALF || dt == TFC_BFLOAT16; }
@@ -392,7 +430,7 @@ static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grad
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: Invalid type %s for %s, expected: [float16, bfloat16, float32, float64].",
                                   o->name, tfc_dtype_name(vd), tfc_variable_name(vars[i]));
-        if (tfc_tensor_dtype(grads[i]) != vd || !tfc_shape_equal(tfc_tensor_shape(grads[i]), tfc_variable_shape(vars[i])))
+        if (tfc_tensor_dtype(grads[i]) != vd || !shape_fits(tfc_tensor_shape(grads[i]), tfc_variable_shape(vars[i])))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: gradient for variable '%s' has dtype %s and shape %s, but the variable is %s %s",
                                   o->name, tfc_variable_name(vars[i]), tfc_dtype_name(tfc_tensor_dtype(grads[i])),
@@ -437,7 +475,7 @@ static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grad
     for (int i = 0; i < m; i++) {
         if (!g[i]) continue;
         tfc_dtype dt = tfc_variable_dtype(v[i]);
-        if (tfc_tensor_dtype(g[i]) != dt || !tfc_shape_equal(tfc_tensor_shape(g[i]), tfc_variable_shape(v[i])))
+        if (tfc_tensor_dtype(g[i]) != dt || !shape_fits(tfc_tensor_shape(g[i]), tfc_variable_shape(v[i])))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT,
                                   "%s: a gradient hook returned %s %s for variable '%s' (%s %s)", o->name,
                                   tfc_dtype_name(tfc_tensor_dtype(g[i])), SHP(tfc_tensor_shape(g[i])),
@@ -461,8 +499,10 @@ bool tfc_opt_skip_step(tfc_optimizer *o, tfc_ctx *ctx, tfc_status *st) {
     return ok;
 }
 
-bool tfc_opt_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st) {
-    if (o->inner) return tfc_opt_build(o->inner, ctx, vars, n, st);
+bool tfc_optimizer_build(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars, int n, tfc_status *st) {
+    if (o->inner) return tfc_optimizer_build(o->inner, ctx, vars, n, st);
+    if (o->ctx && o->ctx != ctx)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: built in another context than its variables'", o->name);
     if (!validate(o, st) || !tfc_scope_begin(ctx, st)) return false;
     bool ok = ensure_iterations(o, ctx, st) && (n == 0 || o->cls->create_slots(o, ctx, vars, n, st));
     tfc_scope_end(ctx);

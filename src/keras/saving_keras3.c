@@ -252,7 +252,7 @@ bool tfc_keras3_read(tfc_model *m, hid_t root, bool load_optimizer, const char *
         if (ok) {
             tfc_layer_trainable_weights(&m->base, tv, nt);
             /* an optimizer saved before its first step holds only iterations and learning_rate */
-            ok = tfc_opt_build(o, m->ctx, tv, n_opt == 2 ? 0 : nt, st);
+            ok = tfc_optimizer_build(o, m->ctx, tv, n_opt == 2 ? 0 : nt, st);
         } else {
             tfc_status_oom(st, "trainable variables", (size_t)nt * sizeof *tv);
         }

@@ -56,7 +56,7 @@ static bool read_optimizer_weights(tfc_model *m, hid_t f, const char *path, tfc_
     tfc_variable **tv = tfc_malloc((size_t)(nt ? nt : 1) * sizeof *tv);
     if (!tv) return tfc_status_oom(st, "trainable variables", (size_t)nt * sizeof *tv);
     tfc_layer_trainable_weights(&m->base, tv, nt);
-    bool ok = tfc_opt_build(o, m->ctx, tv, nt, st);
+    bool ok = tfc_optimizer_build(o, m->ctx, tv, nt, st);
     tfc_free(tv);
     tfc_variable **v = NULL;
     int n = ok ? optimizer_state(o, &v, st) : -1;

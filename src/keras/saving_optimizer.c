@@ -94,7 +94,7 @@ int tfc_keras3_optimizer_state(tfc_optimizer *o, tfc_variable *const *train_vars
     if (!twin) return -1;
     int count = -1;
     tfc_variable **tv = NULL;
-    if (!tfc_opt_build(twin, o->ctx, train_vars, n_train, st)) goto done;
+    if (!tfc_optimizer_build(twin, o->ctx, train_vars, n_train, st)) goto done;
     int nt = tfc_optimizer_variables(twin, NULL, 0);
     if (!(tv = tfc_malloc((size_t)nt * sizeof *tv))) {
         tfc_status_oom(st, "optimizer variables", (size_t)nt * sizeof *tv);

@@ -111,6 +111,7 @@ char *tfc_py_repr_f32(float v, char *buf, size_t size) { return py_repr(v, true,
 
 void tfc_model_compile_free(tfc_model *m) {
     tfc_model_impl *impl = TFC_IMPL(m);
+    tfc_model_fns_free(m);
     tfc_optimizer_free(m->optimizer);
     tfc_loss_free(m->loss);
     m->optimizer = NULL;
@@ -168,6 +169,11 @@ bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *s
         RELEASE_GIVEN();
         return tfc_status_set(st, impl->deferred.code, "%s", impl->deferred.msg);
     }
+    if (o.steps_per_execution < 0 || o.steps_per_execution > TFC_MAX_STEPS_PER_EXECUTION) {
+        RELEASE_GIVEN();
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "compile: steps_per_execution must be in [1, %d], got %d",
+                              TFC_MAX_STEPS_PER_EXECUTION, o.steps_per_execution);
+    }
     tfc_optimizer *opt = o.optimizer;
     tfc_loss *loss = o.loss;
     if (!opt) opt = tfc_optimizer_from_config(o.optimizer_name ? o.optimizer_name : "rmsprop", NULL, st);
@@ -200,6 +206,7 @@ bool tfc_model_compile(tfc_model *m, const tfc_compile_opts *opts, tfc_status *s
     m->optimizer = opt;
     m->loss = loss;
     m->run_eagerly = o.run_eagerly;
+    impl->steps_per_execution = o.steps_per_execution > 0 ? o.steps_per_execution : 1;
     impl->loss_name = tfc_strdup(o.loss_name ? o.loss_name : loss ? tfc_loss_name(loss) : "");
     impl->optimizer_name = tfc_strdup(o.optimizer_name ? o.optimizer_name : o.optimizer ? "" : "rmsprop");
     int n_out = tfc_model_num_outputs(m);
@@ -450,9 +457,9 @@ static tfc_tensor *reduce_to_scalar(tfc_ctx *ctx, tfc_tensor *t, tfc_status *st)
     return r;
 }
 
-/* The compiled loss of each output (its value in out_vals) plus the model's regularization losses. */
+/* The compiled loss of each output (scalar float32 tensors in out_l) plus the model's regularization losses. */
 static bool compute_loss(tfc_model_impl *impl, tfc_tensor *const *y, tfc_tensor *const *pred, tfc_tensor *sw,
-                         tfc_tensor **total, double *out_vals, tfc_status *st) {
+                         tfc_tensor **total, tfc_tensor **out_l, tfc_status *st) {
     tfc_model *m = &impl->m;
     tfc_ctx *ctx = m->ctx;
     *total = NULL;
@@ -478,7 +485,7 @@ static bool compute_loss(tfc_model_impl *impl, tfc_tensor *const *y, tfc_tensor 
             }
             return false;
         }
-        out_vals[o] = tfc_tensor_get_f64(l, 0);
+        out_l[o] = l;
         sum = sum ? tfc_emit(ctx, "AddV2", (tfc_tensor *[]){sum, l}, 2, NULL, 0, st) : l;
         if (!sum) return false;
     }
@@ -489,19 +496,18 @@ static bool compute_loss(tfc_model_impl *impl, tfc_tensor *const *y, tfc_tensor 
     return true;
 }
 
-static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
-                       tfc_status *st) {
-    tfc_model *m = &impl->m;
+bool tfc_model_step_ops(tfc_model *m, bool train, tfc_tensor *const *x, int n_x, tfc_tensor *const *y,
+                        tfc_tensor *sw, tfc_step_out *out, tfc_status *st) {
+    tfc_model_impl *impl = TFC_IMPL(m);
     tfc_ctx *ctx = m->ctx;
-    tfc_tape *tape = tfc_tape_new(ctx, false, true, st);
-    if (!tape) return false;
-    tfc_tensor *pred[TFC_KERAS_MAX_IO] = {0}, *total = NULL;
-    double out_vals[TFC_KERAS_MAX_IO] = {0};
+    *out = (tfc_step_out){0};
+    tfc_tape *tape = train ? tfc_tape_new(ctx, false, true, st) : NULL;
+    if (train && !tape) return false;
     logits_begin();
-    bool ok = tfc_model_forward(m, x, n_x, pred, impl->n_out, true, st) &&
-              compute_loss(impl, y, pred, sw, &total, out_vals, st);
+    bool ok = tfc_model_forward(m, x, n_x, out->pred, impl->n_out, train, st) &&
+              compute_loss(impl, y, out->pred, sw, &out->total, out->out_loss, st);
     logits_end();
-    int nv = ok ? tfc_layer_trainable_weights(&m->base, NULL, 0) : 0;
+    int nv = ok && train ? tfc_layer_trainable_weights(&m->base, NULL, 0) : 0;
     tfc_variable **vars = NULL;
     tfc_tensor **grads = NULL;
     if (ok && nv > 0) {
@@ -512,7 +518,8 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
             tfc_layer_trainable_weights(&m->base, vars, nv);
             /* a LossScaleOptimizer: the gradients of the scaled loss, unscaled (Keras's _compute_gradients) */
             const bool scaled = tfc_optimizer_is_loss_scale(m->optimizer);
-            tfc_tensor *target = scaled ? tfc_loss_scale_optimizer_get_scaled_loss(m->optimizer, ctx, total, st) : total;
+            tfc_tensor *target = scaled ? tfc_loss_scale_optimizer_get_scaled_loss(m->optimizer, ctx, out->total, st)
+                                        : out->total;
             ok = target && tfc_tape_gradient(tape, target, NULL, 0, vars, nv, TFC_UNCONNECTED_NONE, grads, st);
             if (ok && scaled) ok = tfc_loss_scale_optimizer_get_unscaled_gradients(m->optimizer, ctx, grads, nv, grads, st);
         }
@@ -528,10 +535,51 @@ static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_
                                 m->base.name, nv, tfc_variable_name(vars[0]));
     }
     if (ok && nv > 0) ok = tfc_optimizer_apply_gradients(m->optimizer, ctx, grads, vars, nv, st);
-    if (ok) ok = update_metrics(impl, y, pred, tfc_tensor_get_f64(total, 0), out_vals, tfc_tensor_dim(x[0], 0), st);
     tfc_free(vars);
     tfc_free(grads);
     return ok;
+}
+
+/* The loss tracker and metrics after one step (its results read from the tensors it gave). */
+static bool step_metrics(tfc_model_impl *impl, tfc_tensor *const *y, const tfc_step_out *o, int64_t batch,
+                         tfc_status *st) {
+    double out_vals[TFC_KERAS_MAX_IO] = {0};
+    for (int i = 0; i < impl->n_out && impl->n_out > 1; i++) out_vals[i] = tfc_tensor_get_f64(o->out_loss[i], 0);
+    return update_metrics(impl, y, o->pred, tfc_tensor_get_f64(o->total, 0), out_vals, batch, st);
+}
+
+/* n steps of one execution (Keras's train_function / test_function with steps_per_execution = n): in holds
+ * each step's x..., y... and (has_sw) its sample weights; the metrics are updated after every step. Graph
+ * mode runs them as one call of the traced function (training_function.c), eager mode one by one. */
+static bool run_steps(tfc_model_impl *impl, bool train, int n, tfc_tensor *const *in, int n_x, bool has_sw,
+                      tfc_status *st) {
+    tfc_model *m = &impl->m;
+    int n_y = impl->n_out, per = n_x + n_y + (has_sw ? 1 : 0);
+    tfc_step_out outs[TFC_MAX_STEPS_PER_EXECUTION];
+    bool graph = tfc_model_graph_mode(m, train);
+    if (graph && !tfc_model_fn_run(m, train ? TFC_FN_TRAIN : TFC_FN_TEST, n, in, n_x, has_sw, outs, st)) return false;
+    for (int s = 0; s < n; s++) {
+        tfc_tensor *const *x = in + s * per, *const *y = x + n_x, *sw = has_sw ? y[n_y] : NULL;
+        if (!graph && !tfc_model_step_ops(m, train, x, n_x, y, sw, &outs[s], st)) return false;
+        if (!step_metrics(impl, y, &outs[s], tfc_tensor_dim(x[0], 0), st)) return false;
+    }
+    return true;
+}
+
+/* One step (an execution of one) on a batch. */
+static bool one_step(tfc_model_impl *impl, bool train, tfc_tensor *const *x, int n_x, tfc_tensor *const *y,
+                     tfc_tensor *sw, tfc_status *st) {
+    tfc_tensor *in[2 * TFC_KERAS_MAX_IO + 1];
+    int k = 0;
+    for (int i = 0; i < n_x; i++) in[k++] = x[i];
+    for (int i = 0; i < impl->n_out; i++) in[k++] = y[i];
+    if (sw) in[k++] = sw;
+    return run_steps(impl, train, 1, in, n_x, sw != NULL, st);
+}
+
+static bool train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
+                       tfc_status *st) {
+    return one_step(impl, true, x, n_x, y, sw, st);
 }
 
 static tfc_tensor *rows(tfc_ctx *ctx, tfc_tensor *t, int64_t begin, int64_t len, tfc_status *st);
@@ -584,11 +632,10 @@ static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x,
             ok = false;
             break;
         }
-        tfc_tensor *pred[TFC_KERAS_MAX_IO] = {0}, *total = NULL, *scaled = NULL, *w = NULL;
-        double out_vals[TFC_KERAS_MAX_IO] = {0};
+        tfc_tensor *pred[TFC_KERAS_MAX_IO] = {0}, *out_l[TFC_KERAS_MAX_IO] = {0}, *total = NULL, *scaled = NULL, *w = NULL;
         logits_begin();
         ok = tfc_model_forward(m, px, n_x, pred, impl->n_out, true, st) &&
-             compute_loss(impl, py, pred, psw, &total, out_vals, st) && (w = tfc_scalar_f32((float)n / (float)B, st)) &&
+             compute_loss(impl, py, pred, psw, &total, out_l, st) && (w = tfc_scalar_f32((float)n / (float)B, st)) &&
              (scaled = tfc_emit(ctx, "Mul", (tfc_tensor *[]){total, w}, 2, NULL, 0, st));
         logits_end();
         tfc_tensor_unref(w);
@@ -597,7 +644,12 @@ static bool dist_train_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x,
         for (int i = 0; i < nv && ok; i++)
             if (grads[i]) gsum[i] = gsum[i] ? tfc_emit(ctx, "AddV2", (tfc_tensor *[]){gsum[i], grads[i]}, 2, NULL, 0, st) : grads[i];
         for (int i = 0; i < nv && ok; i++) ok = !grads[i] || gsum[i];
-        if (ok) ok = update_metrics(impl, py, pred, tfc_tensor_get_f64(total, 0), out_vals, n, st);
+        if (ok) {
+            tfc_step_out so = {.total = total};
+            memcpy(so.out_loss, out_l, sizeof out_l);
+            memcpy(so.pred, pred, sizeof pred);
+            ok = step_metrics(impl, py, &so, n, st);
+        }
     }
     /* a worker whose pieces were all empty still takes part with zeros */
     for (int i = 0; i < nv && ok; i++)
@@ -640,13 +692,7 @@ static bool dist_test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, 
 
 static bool test_step(tfc_model_impl *impl, tfc_tensor *const *x, int n_x, tfc_tensor *const *y, tfc_tensor *sw,
                       tfc_status *st) {
-    tfc_tensor *pred[TFC_KERAS_MAX_IO] = {0}, *total = NULL;
-    double out_vals[TFC_KERAS_MAX_IO] = {0};
-    logits_begin();
-    bool ok = tfc_model_forward(&impl->m, x, n_x, pred, impl->n_out, false, st) &&
-              compute_loss(impl, y, pred, sw, &total, out_vals, st);
-    logits_end();
-    return ok && update_metrics(impl, y, pred, tfc_tensor_get_f64(total, 0), out_vals, tfc_tensor_dim(x[0], 0), st);
+    return one_step(impl, false, x, n_x, y, sw, st);
 }
 
 bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st) {
@@ -1159,13 +1205,30 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     /* positions of the batch stream: the last one to train on, and the last one queued in the prefetcher */
     const int64_t end_pos = (int64_t)epochs * steps;
     int64_t queued_to = -1;
+    const int spe = impl->steps_per_execution > 0 ? impl->steps_per_execution : 1;
+    const int per_step = n_x + n_y + (train.sw ? 1 : 0); /* x..., y..., sample weights */
+    tfc_tensor *exec_in[TFC_MAX_STEPS_PER_EXECUTION * (2 * TFC_KERAS_MAX_IO + 1)];
+    tfc_tensor *held[TFC_MAX_STEPS_PER_EXECUTION * (2 * TFC_KERAS_MAX_IO + 1)] = {0}; /* prefetched batches */
     for (int epoch = fs.initial_epoch; epoch < epochs && ok; epoch++) {
         seed_epoch(ctx, fs.seed_base, epoch);
+        /* a seeded epoch's random ops (Dropout) take their seeds from the epoch's seed: traced anew */
+        if (ctx->has_seed) tfc_model_fns_forget(m, TFC_FN_TRAIN);
         tfc_model_reset_metrics(m);
         if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_EPOCH_BEGIN, m, epoch, NULL, st))) break;
         tp = (throughput){.t0 = o.report_throughput ? tfc_trace_now() : 0};
+        /* executions of steps_per_execution steps (Keras's train_function): batch hooks see the first step of
+         * an execution (begin) and its last (end); the last execution of an epoch may be shorter */
+        bool open = false;
+        int n_exec = 0;
+        uint64_t exec_t0 = 0;
         for (int64_t step = 0; step < steps && ok; step++) {
-            if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_BEGIN, m, step, NULL, st))) break;
+            if (step % spe == 0) {
+                if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_BEGIN, m, step, NULL, st))) break;
+                if (!(ok = tfc_scope_begin(ctx, st))) break;
+                open = true;
+                n_exec = 0;
+                exec_t0 = tfc_trace_level ? tfc_trace_now() : 0;
+            }
             /* batches form one stream over data passes (steps_per_epoch may span passes, as Keras) */
             int64_t pos = (int64_t)epoch * steps + step, pass = pos / per_pass, b = pos % per_pass;
             int64_t *pp = NULL;
@@ -1180,9 +1243,8 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
             int64_t start = b * bs, len = train.n - start < bs ? train.n - start : bs;
             /* the profiler's step events, and the input wait of report_throughput */
             uint64_t trace_t0 = tfc_trace_level || o.report_throughput ? tfc_trace_now() : 0, wait_t1 = 0;
-            if (!(ok = tfc_scope_begin(ctx, st))) break;
-            tfc_tensor *bx[TFC_KERAS_MAX_IO], *by[TFC_KERAS_MAX_IO], *bsw = NULL;
-            tfc_tensor *pre[2 * TFC_KERAS_MAX_IO + 1] = {0};
+            tfc_tensor **bx = exec_in + n_exec * per_step, **by = bx + n_x, *bsw = NULL;
+            tfc_tensor **pre = held + n_exec * per_step;
             int got = tfc_fit_prefetch_take(pf, pp, start, len, pre, st);
             if (got > 0) {
                 int k = 0;
@@ -1193,6 +1255,8 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 queued_to = pos; /* a miss empties the queue */
                 ok = got == 0 && make_batch(ctx, &train, pp, start, len, bx, by, &bsw, st);
             }
+            if (train.sw) by[n_y] = bsw;
+            n_exec++;
             if (trace_t0) {
                 wait_t1 = tfc_trace_now();
                 tp.wait_ns += wait_t1 - trace_t0;
@@ -1215,16 +1279,28 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
                 if (!tfc_fit_prefetch_post(pf, np, nstart, train.n - nstart < bs ? train.n - nstart : bs)) break;
                 queued_to = npos;
             }
-            ok = ok && (impl->strategy ? dist_train_step(impl, bx, n_x, by, bsw, st) : train_step(impl, bx, n_x, by, bsw, st));
-            if (trace_t0) tfc_trace_record(1, "step", "train", NULL, trace_t0, tfc_trace_now(), step);
+            if (!ok || ((step + 1) % spe != 0 && step + 1 != steps)) continue;
+            if (impl->strategy)
+                for (int e = 0; e < n_exec && ok; e++) {
+                    tfc_tensor **ex = exec_in + e * per_step;
+                    ok = dist_train_step(impl, ex, n_x, ex + n_x, train.sw ? ex[n_x + n_y] : NULL, st);
+                }
+            else
+                ok = run_steps(impl, true, n_exec, exec_in, n_x, train.sw != NULL, st);
+            if (exec_t0) tfc_trace_record(1, "step", "train", NULL, exec_t0, tfc_trace_now(), step);
             tfc_scope_end(ctx);
-            for (int i = 0; i < n_src; i++) tfc_tensor_unref(pre[i]);
+            open = false;
+            for (int i = 0; i < n_exec * per_step; i++) tfc_tensor_unref(held[i]), held[i] = NULL;
             if (!ok) break;
             tfc_logs bl = {0};
             current_logs(impl, &bl, NULL);
-            tp.steps++;
+            tp.steps += n_exec;
             if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BATCH_END, m, step, &bl, st))) break;
             if (m->stop_training) break;
+        }
+        if (open) {
+            tfc_scope_end(ctx);
+            for (int i = 0; i < n_exec * per_step; i++) tfc_tensor_unref(held[i]), held[i] = NULL;
         }
         if (!ok) break;
         if (tp.t0) report_throughput(fs.out, epoch, &tp);
@@ -1267,6 +1343,16 @@ bool tfc_model_fit(tfc_model *m, tfc_tensor *x, tfc_tensor *y, const tfc_fit_opt
 
 /* ---- predict ------------------------------------------------------------------------------------------- */
 
+/* One batch's forward pass: predict_function in graph mode. */
+static bool predict_step(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor **pred, int n_out, tfc_status *st) {
+    if (!tfc_model_graph_mode(m, false) || n_out != tfc_model_num_outputs(m))
+        return tfc_model_forward(m, x, n_x, pred, n_out, false, st);
+    tfc_step_out o;
+    if (!tfc_model_fn_run(m, TFC_FN_PREDICT, 1, x, n_x, false, &o, st)) return false;
+    for (int i = 0; i < n_out; i++) pred[i] = o.pred[i];
+    return true;
+}
+
 bool tfc_model_predict_n(tfc_model *m, tfc_tensor *const *x, int n_x, const tfc_eval_opts *opts, tfc_tensor **out,
                          int n_out, tfc_status *st) {
     tfc_eval_opts o = opts ? *opts : (tfc_eval_opts){0};
@@ -1292,7 +1378,7 @@ bool tfc_model_predict_n(tfc_model *m, tfc_tensor *const *x, int n_x, const tfc_
         if (!(ok = tfc_scope_begin(ctx, st))) break;
         tfc_tensor *bx[TFC_KERAS_MAX_IO], *pred[TFC_KERAS_MAX_IO];
         int64_t start = b * bs, len = n - start < bs ? n - start : bs;
-        ok = make_batch(ctx, &d, NULL, start, len, bx, NULL, NULL, st) && tfc_model_forward(m, bx, n_x, pred, n_out, false, st);
+        ok = make_batch(ctx, &d, NULL, start, len, bx, NULL, NULL, st) && predict_step(m, bx, n_x, pred, n_out, st);
         for (int i = 0; i < n_out && ok; i++) parts[i * nb + b] = tfc_keep(ctx, pred[i]);
         tfc_scope_end(ctx);
         if (ok && bar) tfc_progbar_test_batch(bar, b, NULL);
@@ -1364,7 +1450,7 @@ tfc_tensor *tfc_model_predict_on_batch(tfc_model *m, tfc_tensor *x, tfc_status *
     }
     if (!tfc_model_prepare_inputs(m, &x, 1, st) || !tfc_scope_begin(m->ctx, st)) return NULL;
     tfc_tensor *y = NULL;
-    bool ok = tfc_model_forward(m, &x, 1, &y, 1, false, st);
+    bool ok = predict_step(m, &x, 1, &y, 1, st);
     if (ok) y = tfc_keep(m->ctx, y);
     tfc_scope_end(m->ctx);
     return ok ? tfc_keep(m->ctx, y) : NULL;

@@ -73,7 +73,9 @@ bool tfc_train_check(const tfc_train_sig *s, tfc_variable *const *v, tfc_dtype T
         if (!tfc_shape_equal(var, &v[i]->value->shape))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: var and %s do not have the same shape: %s vs %s", s->op,
                                   s->vars[i], SHP(var), SHP(&v[i]->value->shape));
-    if (grad && grad->rank >= 0 && !tfc_shape_equal(var, grad))
+    bool fits = !grad || grad->rank < 0 || grad->rank == var->rank; /* (a traced gradient may have unknown dims) */
+    for (int i = 0; fits && grad && i < grad->rank; i++) fits = grad->dims[i] < 0 || grad->dims[i] == var->dims[i];
+    if (!fits)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: var and %s do not have the same shape: %s vs %s", s->op,
                               s->grad_name, SHP(var), SHP(grad));
     return true;

@@ -3,7 +3,8 @@
  *
  * A model is a layer (tfc_model_as_layer) and can be nested in another model. It owns its layers, its
  * optimizer, loss and metrics once compiled. Training runs eagerly with a GradientTape; tensors of a step are
- * released by a scope at the end of each step. */
+ * released by a scope at the end of each step; or, compiled with run_eagerly = TFC_NO, as traced graph
+ * functions (tfc_compile_opts). */
 #ifndef TFC_KERAS_MODEL_H
 #define TFC_KERAS_MODEL_H
 
@@ -99,8 +100,23 @@ typedef struct tfc_compile_opts {
                                       given ("acc"), prefixed by the output layer's name for multi-output
                                       models ("out_a_acc") */
     tfc_metric *metric_objs[8];    /* taken by the model; NULL-terminated; measure the first output */
-    bool run_eagerly;
-    int steps_per_execution;       /* accepted for API parity; steps run one at a time */
+    /* Keras's run_eagerly. TFC_NO: fit / evaluate / predict / *_on_batch run compiled steps (Keras's
+     * train_function, test_function, predict_function): each is a graph function (tfc/function.h) traced once
+     * per input signature (batch shapes and dtypes, with or without sample weights) and called per execution;
+     * the model's variables and the optimizer's iterations and slots are captured resources; the loss tracker
+     * and the metrics are updated from the losses and predictions each step returns (the same values as
+     * eagerly, within float32 rounding). A callback that changes the learning rate makes the next call retrace.
+     * Steps run eagerly instead under a distribution strategy and for optimizers whose step depends on host
+     * state (learning-rate schedules, legacy decay, Nadam, loss scaling, gradient hooks).
+     * TFC_YES (true): every step runs op by op (the layers' hand-fused eager paths; debuggable).
+     * TFC_DEFAULT: eagerly (tfc's compiled steps are not yet faster than its eager ones, and their dropout
+     * masks do not follow fit's per-epoch seeds); TFC_KERAS_RUN_EAGERLY=0 in the environment makes it compiled. */
+    tfc_flag run_eagerly;
+    /* Keras's steps_per_execution (0 = 1; at most 64, else INVALID_ARGUMENT): fit runs this many steps per
+     * execution (one call of train_function in graph mode, the steps unrolled in its trace); batch-level
+     * callbacks see every N-th step as Keras's: on_train_batch_begin(first step of the execution),
+     * on_train_batch_end(its last step, logs after it); an epoch's last execution may be shorter. */
+    int steps_per_execution;
 } tfc_compile_opts;
 /* model.compile: replaces any previous compile state. The optimizer, loss and metric objects given are taken
  * by the model, also when compile fails. A model may be compiled without a loss (predict only); fit and

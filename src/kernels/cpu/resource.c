@@ -41,6 +41,7 @@ static bool read_var(tfc_kernel_ctx *k, tfc_status *st) {
     tfc_tensor *out = tfc_tensor_share(val, &val->shape, st);
     tfc_tensor_unref(val);
     if (!out) return false;
+    tfc_tensor_unref(k->out[0]); /* a graph executor's buffer for a read whose shape the trace knew */
     k->out[0] = out;
     return true;
 }
