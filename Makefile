@@ -22,7 +22,7 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto
 PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto
 BENCH_PY_PACKAGES := torch onnxruntime onnx

@@ -25,6 +25,7 @@
 #include "tfc/profiler.h"
 #include "tfc/keras.h"
 #include "tfc/distribute.h"
+#include "tfc/parameter_server.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
 #include "tfc/ops/array.h"
