@@ -1,4 +1,5 @@
-/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c); --version. */
+/* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c), ps and worker
+ * (tfc_ps.c); --version. */
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +34,7 @@ static void usage(FILE *f) {
     fprintf(f, "usage: tfc <command> [args]\n       tfc --version\n\ncommands:\n"
                "  ops [FILTER]   list registered ops with dtypes and gradients\n");
     tfc_tool_graph_usage(f);
+    tfc_tool_ps_usage(f);
 }
 
 int main(int argc, char **argv) {
@@ -43,6 +45,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "--version")) return printf("tfc %s\n", tfc_version()) < 0;
     if (!strcmp(argv[1], "ops")) return cmd_ops(argc - 2, argv + 2);
     if (!strcmp(argv[1], "graph")) return tfc_tool_graph(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "ps") || !strcmp(argv[1], "worker")) return tfc_tool_ps(argv[1], argc - 2, argv + 2);
     fprintf(stderr, "tfc: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;
