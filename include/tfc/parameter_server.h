@@ -50,6 +50,18 @@ typedef bool (*tfc_remote_function)(tfc_tensor *const *args, int n_args, tfc_ten
  * checks. Registering a name again replaces it. RESOURCE_EXHAUSTED past 256 functions. */
 TFC_API bool tfc_remote_function_register(const char *name, tfc_remote_function fn, void *user, tfc_status *st);
 
+/* A dataset function for ClusterCoordinator.create_per_worker_dataset: builds the dataset of worker
+ * `worker_index` (a new reference owned by the caller), or NULL with st set. */
+typedef tfc_dataset *(*tfc_remote_dataset_fn)(int worker_index, void *user, tfc_status *st);
+/* Registers a dataset function under name, as tfc_remote_function_register (a separate name space). */
+TFC_API bool tfc_remote_dataset_register(const char *name, tfc_remote_dataset_fn fn, void *user, tfc_status *st);
+/* next(iterator) inside a function running on a worker: `handle` is the per-worker iterator argument
+ * (tfc_coordinator_create_per_worker_iterator) the function was given; writes the next element's components of
+ * this worker's iterator into out, as tfc_iterator_next (OUT_OF_RANGE "End of sequence" at the end). ABORTED
+ * when this worker does not hold the iterator (it restarted): the coordinator then re-creates it and runs the
+ * closure again. */
+TFC_API bool tfc_per_worker_iterator_next(const tfc_tensor *handle, tfc_tensor **out, int max_out, tfc_status *st);
+
 /* ---- tf.distribute.Server ----------------------------------------------------------------------------- */
 typedef struct tfc_server tfc_server;
 /* tf.distribute.Server(cluster_spec, job_name, task_index, protocol, start=True): serves task `task_index` of
@@ -152,6 +164,13 @@ TFC_API bool tfc_coordinator_done(tfc_coordinator *c);
 TFC_API tfc_tensor *tfc_remote_value_fetch(tfc_remote_value *v, int i, tfc_status *st);
 /* The number of outputs (after the value is ready; -1 before). */
 TFC_API int tfc_remote_value_num_outputs(tfc_remote_value *v);
+/* iter(create_per_worker_dataset(dataset_fn)): every worker builds the registered dataset function's dataset
+ * and an iterator over it, before the next closure it runs (and again, from the start, after it restarts, as
+ * TensorFlow re-creates per-worker resources). Returns the iterator handle (an int64 scalar, owned by the
+ * caller) to pass as a schedule argument; functions read it with tfc_per_worker_iterator_next. NOT_FOUND for an
+ * unregistered name; RESOURCE_EXHAUSTED past 64 per-worker datasets. */
+TFC_API tfc_tensor *tfc_coordinator_create_per_worker_iterator(tfc_coordinator *c, const char *dataset_fn_name,
+                                                               tfc_status *st);
 /* Counts since the coordinator started: closures executed, and attempts re-queued after a worker failed. */
 TFC_API void tfc_coordinator_stats(const tfc_coordinator *c, int64_t *executed, int64_t *requeued);
 /* Cancels closures still queued, waits for those running (at most the timeout), stops the threads and frees

@@ -11,6 +11,8 @@
 #include "distribute/ps_internal.h"
 #include "distribute/ps_strategy_internal.h"
 
+#define PS_MAX_DATASETS 64
+
 enum { RV_PENDING = 0, RV_DONE = 1, RV_FAILED = 2 };
 
 struct tfc_remote_value {
@@ -35,6 +37,7 @@ typedef struct {
     tfc_coordinator *c;
     int index;
     ps_transport *t;
+    int n_made;                 /* per-worker iterators made on this worker since it last failed */
     pthread_t thread;
     bool started;
 } worker_thread;
@@ -50,6 +53,11 @@ struct tfc_coordinator {
     int64_t executed, requeued;
     int n_workers;
     worker_thread w[TFC_CLUSTER_MAX_TASKS];
+    struct {
+        char fn[128];
+        uint64_t id;
+    } datasets[PS_MAX_DATASETS];
+    int n_datasets;
 };
 
 static void push_front(tfc_coordinator *c, closure *k) {
@@ -104,6 +112,24 @@ static void wait_for_worker(worker_thread *w) {
     }
 }
 
+/* Makes on w's worker the per-worker iterators it lacks. */
+static bool make_iterators(worker_thread *w, bool *transport_failed, tfc_status *st) {
+    tfc_coordinator *c = w->c;
+    for (;;) {
+        pthread_mutex_lock(&c->mu);
+        const bool more = w->n_made < c->n_datasets;
+        ps_msg req, rep;
+        if (more) {
+            ps_msg_init(&req, PS_OP_MAKE_ITERATOR, c->datasets[w->n_made].fn);
+            req.step = (int64_t)c->datasets[w->n_made].id;
+        }
+        pthread_mutex_unlock(&c->mu);
+        if (!more) return true;
+        if (!ps_rpc(w->t, &req, &rep, transport_failed, st)) return false;
+        w->n_made++;
+    }
+}
+
 static void *worker_main(void *arg) {
     worker_thread *w = arg;
     tfc_coordinator *c = w->c;
@@ -113,17 +139,22 @@ static void *worker_main(void *arg) {
         closure *k = c->stopping ? NULL : pop(c);
         pthread_mutex_unlock(&c->mu);
         if (!k) return NULL;
+        tfc_status st = TFC_STATUS_INIT;
+        bool transport_failed = false;
+        bool ok = make_iterators(w, &transport_failed, &st);
         ps_msg req, rep;
+        memset(&rep, 0, sizeof rep);
         ps_msg_init(&req, PS_OP_RUN, k->fn);
         req.id = k->step;
         req.step = (int64_t)k->step;
         for (int i = 0; i < k->n_args; i++) req.t[i] = k->args[i]; /* borrowed for the send */
         req.n_tensors = k->n_args;
-        tfc_status st = TFC_STATUS_INIT;
-        bool transport_failed = false;
-        const bool ok = ps_rpc(w->t, &req, &rep, &transport_failed, &st);
+        if (ok) ok = ps_rpc(w->t, &req, &rep, &transport_failed, &st);
         pthread_mutex_lock(&c->mu);
-        if (!ok && transport_failed) { /* the worker died or is unreachable: another worker runs it */
+        /* the worker died or is unreachable, or restarted (its per-worker iterators are gone): another worker
+           runs the closure */
+        if (!ok && (transport_failed || st.code == TFC_ABORTED)) {
+            w->n_made = 0;
             push_front(c, k);
             c->requeued++;
             pthread_cond_broadcast(&c->cv);
@@ -257,6 +288,29 @@ int tfc_remote_value_num_outputs(tfc_remote_value *v) {
     const int n = v->state == RV_DONE ? v->n_out : -1;
     pthread_mutex_unlock(&v->c->mu);
     return n;
+}
+
+tfc_tensor *tfc_coordinator_create_per_worker_iterator(tfc_coordinator *c, const char *dataset_fn_name,
+                                                       tfc_status *st) {
+    void *user;
+    if (!dataset_fn_name || strlen(dataset_fn_name) >= sizeof c->datasets[0].fn ||
+        !ps_dataset_lookup(dataset_fn_name, &user))
+        return tfc_status_set(st, TFC_NOT_FOUND, "create_per_worker_dataset: no dataset function registered as '%s'",
+                              dataset_fn_name ? dataset_fn_name : "(null)"), NULL;
+    const uint64_t id = ps_next_message_id();
+    tfc_tensor *h = tfc_scalar_i64((int64_t)id, st);
+    if (!h) return NULL;
+    pthread_mutex_lock(&c->mu);
+    if (c->n_datasets == PS_MAX_DATASETS) {
+        pthread_mutex_unlock(&c->mu);
+        tfc_tensor_unref(h);
+        return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "create_per_worker_dataset: more than %d", PS_MAX_DATASETS),
+               NULL;
+    }
+    snprintf(c->datasets[c->n_datasets].fn, sizeof c->datasets[0].fn, "%s", dataset_fn_name);
+    c->datasets[c->n_datasets++].id = id;
+    pthread_mutex_unlock(&c->mu);
+    return h;
 }
 
 void tfc_coordinator_stats(const tfc_coordinator *c, int64_t *executed, int64_t *requeued) {

@@ -32,29 +32,31 @@ bool ps_rpc(ps_transport *t, const ps_msg *req, ps_msg *rep, bool *transport_fai
     return true;
 }
 
-/* ---- registry ----------------------------------------------------------------------------------------- */
+/* ---- registry: functions and dataset functions by name --------------------------------------------------- */
 #define PS_MAX_FUNCTIONS 256
 static struct {
     char name[128];
-    tfc_remote_function fn;
+    int kind;                   /* 0 function, 1 dataset function */
+    void (*fn)(void);
     void *user;
 } g_fns[PS_MAX_FUNCTIONS];
 static int g_n_fns;
 static pthread_mutex_t g_fn_mu = PTHREAD_MUTEX_INITIALIZER;
 
-bool tfc_remote_function_register(const char *name, tfc_remote_function fn, void *user, tfc_status *st) {
+static bool registry_add(const char *what, int kind, const char *name, void (*fn)(void), void *user, tfc_status *st) {
     if (!name || !*name || strlen(name) >= sizeof g_fns[0].name || !fn)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "register remote function: name must be 1..127 bytes and "
-                                                        "fn non-NULL (got '%s')", name ? name : "(null)");
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "register %s: name must be 1..127 bytes and fn non-NULL "
+                                                        "(got '%s')", what, name ? name : "(null)");
     pthread_mutex_lock(&g_fn_mu);
     int i = 0;
-    while (i < g_n_fns && strcmp(g_fns[i].name, name)) i++;
+    while (i < g_n_fns && (strcmp(g_fns[i].name, name) || g_fns[i].kind != kind)) i++;
     if (i == PS_MAX_FUNCTIONS) {
         pthread_mutex_unlock(&g_fn_mu);
-        return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "register remote function '%s': more than %d functions",
-                              name, PS_MAX_FUNCTIONS);
+        return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "register %s '%s': more than %d registered", what, name,
+                              PS_MAX_FUNCTIONS);
     }
     snprintf(g_fns[i].name, sizeof g_fns[i].name, "%s", name);
+    g_fns[i].kind = kind;
     g_fns[i].fn = fn;
     g_fns[i].user = user;
     if (i == g_n_fns) g_n_fns++;
@@ -62,16 +64,32 @@ bool tfc_remote_function_register(const char *name, tfc_remote_function fn, void
     return true;
 }
 
-tfc_remote_function ps_function_lookup(const char *name, void **user) {
-    tfc_remote_function fn = NULL;
+static void (*registry_find(int kind, const char *name, void **user))(void) {
+    void (*fn)(void) = NULL;
     pthread_mutex_lock(&g_fn_mu);
     for (int i = 0; i < g_n_fns; i++)
-        if (!strcmp(g_fns[i].name, name)) {
+        if (g_fns[i].kind == kind && !strcmp(g_fns[i].name, name)) {
             fn = g_fns[i].fn;
             *user = g_fns[i].user;
         }
     pthread_mutex_unlock(&g_fn_mu);
     return fn;
+}
+
+bool tfc_remote_function_register(const char *name, tfc_remote_function fn, void *user, tfc_status *st) {
+    return registry_add("remote function", 0, name, (void (*)(void))fn, user, st);
+}
+
+bool tfc_remote_dataset_register(const char *name, tfc_remote_dataset_fn fn, void *user, tfc_status *st) {
+    return registry_add("dataset function", 1, name, (void (*)(void))fn, user, st);
+}
+
+tfc_remote_function ps_function_lookup(const char *name, void **user) {
+    return (tfc_remote_function)registry_find(0, name, user);
+}
+
+tfc_remote_dataset_fn ps_dataset_lookup(const char *name, void **user) {
+    return (tfc_remote_dataset_fn)registry_find(1, name, user);
 }
 
 /* ---- message ids -------------------------------------------------------------------------------------- */

@@ -137,6 +137,7 @@ static bool dispatch(tfc_server *s, const ps_msg *m, ps_msg *rep, tfc_status *st
         if (ps) return var_update(s, m, rep, st);
         break;
     case PS_OP_RUN: if (!ps) return run_function(s, m, rep, st); break;
+    case PS_OP_MAKE_ITERATOR: if (!ps) return ps_iterator_make(m->name, (uint64_t)m->step, s->task, st); break;
     case PS_OP_COUNT:
         rep->step = ps ? s->n_vars : s->runs;
         if (m->step == 1) s->runs = 0;
@@ -189,8 +190,8 @@ static void handle(void *user, const uint8_t *req, size_t n, uint8_t **out, size
     if (!ps_msg_encode(&rep, out, on, &est)) { /* out of memory: an empty reply fails the client's decode */
         *out = malloc(1);
         *on = 0;
-    } else if (rep.id && rep.code != TFC_UNAVAILABLE) {
-        cache_put(s, rep.id, *out, *on); /* UNAVAILABLE (a ps task down) may succeed when retried */
+    } else if (rep.id && rep.code != TFC_UNAVAILABLE && rep.code != TFC_ABORTED) {
+        cache_put(s, rep.id, *out, *on); /* UNAVAILABLE (a ps task down) and ABORTED may succeed when retried */
     }
     ps_msg_clear(&rep);
 }
@@ -258,6 +259,7 @@ void tfc_server_free(tfc_server *s) {
     free(s->vars);
     for (int i = 0; i < REPLY_CACHE; i++) free(s->cache[i].bytes);
     tfc_ctx_free(s->ctx);
+    if (!strcmp(s->job, "worker")) ps_iterators_clear();
     free(s);
 }
 

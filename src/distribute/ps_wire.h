@@ -26,7 +26,8 @@ typedef enum {
     PS_OP_RUN = 7,        /* worker: name function, step, t[] args -> t[] results */
     PS_OP_STOP = 8,       /* ask the server to stop serving */
     PS_OP_COUNT = 9,      /* worker: how many function executions it ran (step = 1: and reset) */
-    PS_OP_MAX = 9
+    PS_OP_MAKE_ITERATOR = 10, /* worker: name dataset function, id iterator handle: make it unless present */
+    PS_OP_MAX = 10
 } ps_op;
 
 typedef struct ps_msg {

@@ -109,6 +109,19 @@ static bool train_step(tfc_tensor *const *args, int n_args, tfc_tensor **out, in
     return ok;
 }
 
+/* The per-worker dataset: worker i reads i * 1000, i * 1000 + 1, ... */
+static tfc_dataset *numbers(int worker, void *user, tfc_status *st) {
+    return tfc_dataset_range(worker * 1000, worker * 1000 + 100, 1, TFC_INT64, st);
+}
+
+/* next(iterator) of the per-worker iterator given as argument 0. */
+static bool take(tfc_tensor *const *args, int n_args, tfc_tensor **out, int *n_out, void *user, tfc_status *st) {
+    if (n_args != 1) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "take takes an iterator");
+    if (!tfc_per_worker_iterator_next(args[0], out, 1, st)) return false;
+    *n_out = 1;
+    return true;
+}
+
 /* ---- child tasks ------------------------------------------------------------------------------------------- */
 static int run_task(const char *json, const char *job, int index, int delay_ms) {
     tfc_status st = TFC_STATUS_INIT;
@@ -262,6 +275,28 @@ static void test_one_worker_equals_sync(const char *self) {
     int64_t executed, requeued;
     tfc_coordinator_stats(co, &executed, &requeued);
     CHECK(executed == steps && requeued == 0);
+    /* a per-worker dataset: the worker's elements in order; after the worker restarts its iterator is made again */
+    tfc_tensor *it = tfc_coordinator_create_per_worker_iterator(co, "numbers", &st);
+    REQUIRE(it);
+    for (int k = 0; k < 3; k++) {
+        tfc_remote_value *rv = tfc_coordinator_schedule(co, "take", &it, 1, &st);
+        tfc_tensor *v = rv ? tfc_remote_value_fetch(rv, 0, &st) : NULL;
+        CHECK(v && tfc_tensor_get_f64(v, 0) == k);
+        tfc_tensor_unref(v);
+    }
+    kill(c.worker[0], SIGKILL);
+    waitpid(c.worker[0], NULL, 0);
+    c.worker[0] = spawn(&c, "worker", 0);
+    tfc_remote_value *rv = tfc_coordinator_schedule(co, "take", &it, 1, &st);
+    tfc_tensor *v = rv ? tfc_remote_value_fetch(rv, 0, &st) : NULL;
+    CHECK_OK(&st);
+    CHECK(v && tfc_tensor_get_f64(v, 0) == 0);
+    tfc_tensor_unref(v);
+    tfc_tensor_unref(it);
+    CHECK(!tfc_coordinator_create_per_worker_iterator(co, "nothing", &st) && st.code == TFC_NOT_FOUND);
+    tfc_status_clear(&st);
+    CHECK(!tfc_coordinator_schedule(co, "nothing", NULL, 0, &st) && st.code == TFC_NOT_FOUND);
+    tfc_status_clear(&st);
     tfc_tensor_unref(rw);
     tfc_ctx_free(ctx);
     tfc_coordinator_free(co);
@@ -395,6 +430,8 @@ static void test_cli(void) {
 
 int main(int argc, char **argv) {
     REQUIRE(tfc_remote_function_register("train_step", train_step, &g_model, &(tfc_status)TFC_STATUS_INIT));
+    REQUIRE(tfc_remote_function_register("take", take, NULL, &(tfc_status)TFC_STATUS_INIT));
+    REQUIRE(tfc_remote_dataset_register("numbers", numbers, NULL, &(tfc_status)TFC_STATUS_INIT));
     if (argc == 6 && !strcmp(argv[1], "--task")) return run_task(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
     signal(SIGPIPE, SIG_IGN);
     test_cli();
