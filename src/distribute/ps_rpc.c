@@ -22,7 +22,7 @@ bool ps_rpc(ps_transport *t, const ps_msg *req, ps_msg *rep, bool *transport_fai
         return false;
     }
     const bool dec = ps_msg_decode(out, on, rep, st);
-    free(out);
+    t->free_reply(out, on);
     if (!dec) return tfc_status_set(st, TFC_DATA_LOSS, "bad reply from task %s: %s", t->addr, st->msg);
     if (rep->code != TFC_OK) {
         tfc_status_set(st, (tfc_code)rep->code, "%s", rep->name);

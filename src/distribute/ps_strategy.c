@@ -165,6 +165,19 @@ int64_t tfc_ps_variable_shard_rows(const tfc_ps_variable *v, int i) {
 }
 
 tfc_tensor *tfc_ps_variable_read(tfc_ps_variable *v, tfc_status *st) {
+    if (v->n_shards == 1) { /* the reply's tensor itself */
+        ps_msg req, rep;
+        ps_msg_init(&req, PS_OP_READ, v->name);
+        if (!ps_rpc(v->s->ps[v->task[0]], &req, &rep, NULL, st)) return NULL;
+        tfc_tensor *t = rep.n_tensors == 1 ? tfc_tensor_ref(rep.t[0]) : NULL;
+        ps_msg_clear(&rep);
+        if (t && !check_value(v, t, "read", st)) {
+            tfc_tensor_unref(t);
+            return NULL;
+        }
+        if (!t) tfc_status_set(st, TFC_DATA_LOSS, "read of '%s': ps task %d sent no value", v->name, v->task[0]);
+        return t;
+    }
     tfc_tensor *out = tfc_tensor_new(v->dtype, v->shape.dims, v->shape.rank, st);
     size_t at = 0;
     for (int i = 0; out && i < v->n_shards; i++) {

@@ -39,15 +39,13 @@ static bool nng_client_call(ps_transport *t, const uint8_t *req, size_t n, uint8
             return tfc_status_set(st, TFC_UNAVAILABLE, "no reply from task %s within %.3g s", t->addr, t->timeout);
         return nng_fail(st, rv, "request to task", t->addr);
     }
-    *rep = malloc(len ? len : 1);
-    if (!*rep) {
-        nng_free(buf, len);
-        return tfc_status_oom(st, "ps reply", len);
-    }
-    memcpy(*rep, buf, len);
-    nng_free(buf, len);
+    *rep = buf; /* nng's buffer, without a copy */
     *rn = len;
     return true;
+}
+
+static void nng_free_reply(uint8_t *rep, size_t rn) {
+    if (rep) nng_free(rep, rn);
 }
 
 static void nng_client_free(ps_transport *t) {
@@ -66,6 +64,7 @@ ps_transport *ps_transport_nng(const char *host_port, double timeout, tfc_status
     c->base.timeout = timeout > 0 ? timeout : 30;
     c->base.call = nng_client_call;
     c->base.free = nng_client_free;
+    c->base.free_reply = nng_free_reply;
     pthread_mutex_init(&c->mu, NULL);
     int rv = nng_req0_open(&c->sock);
     if (rv) {
@@ -123,7 +122,7 @@ static bool faulty_call(ps_transport *t, const uint8_t *req, size_t n, uint8_t *
     if (next_uniform(f) < f->dup) {
         uint8_t *first = NULL;
         size_t fn = 0;
-        if (f->inner->call(f->inner, req, n, &first, &fn, st)) free(first);
+        if (f->inner->call(f->inner, req, n, &first, &fn, st)) f->inner->free_reply(first, fn);
         else tfc_status_clear(st); /* the lost first reply; the resend decides */
     }
     return f->inner->call(f->inner, req, n, rep, rn, st);

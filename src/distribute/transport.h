@@ -19,8 +19,9 @@
 
 typedef struct ps_transport ps_transport;
 struct ps_transport {
-    /* Sends req (n bytes) and returns the peer's reply in a new malloc'd buffer. */
+    /* Sends req (n bytes) and returns the peer's reply in a new buffer, released with free_reply. */
     bool (*call)(ps_transport *t, const uint8_t *req, size_t n, uint8_t **rep, size_t *rn, tfc_status *st);
+    void (*free_reply)(uint8_t *rep, size_t rn);
     void (*free)(ps_transport *t);
     char addr[128];
     double timeout;     /* seconds */
