@@ -129,6 +129,8 @@ TFC_API void tfc_ps_strategy_inject_faults(tfc_ps_strategy *s, uint32_t seed, do
  * this attaches to it: INVALID_ARGUMENT when its dtype or shape differ. dtypes: float32, float64, int32, int64. */
 TFC_API tfc_ps_variable *tfc_ps_variable_new(tfc_ps_strategy *s, const char *name, const tfc_tensor *initial_value,
                                              tfc_status *st);
+/* The variable's name (borrowed). */
+TFC_API const char *tfc_ps_variable_name(const tfc_ps_variable *v);
 TFC_API int tfc_ps_variable_num_shards(const tfc_ps_variable *v);
 /* The ps task index holding shard i. */
 TFC_API int tfc_ps_variable_shard_task(const tfc_ps_variable *v, int i);
@@ -143,6 +145,15 @@ TFC_API bool tfc_ps_variable_assign_add(tfc_ps_variable *v, const tfc_tensor *de
  * variable -= learning_rate * gradient. */
 TFC_API bool tfc_ps_variable_apply_sgd(tfc_ps_variable *v, const tfc_tensor *gradient, double learning_rate,
                                        tfc_status *st);
+
+/* Checkpointing (tf.train.Checkpoint of the strategy's variables, in tfc's own layout, not TensorFlow's bundle
+ * format): save writes every variable's whole value (shards concatenated) to dir/<name>.npy ('/' in names as
+ * '.'; the folder is created; each file written under a temporary name and renamed); restore assigns every
+ * variable of the strategy from such files, so a checkpoint restores onto any number of ps tasks and any
+ * partitioning (the job's restart after a ps task failed). NOT_FOUND for a missing file, INVALID_ARGUMENT for a
+ * dtype or shape that differs, UNAVAILABLE when a ps task does not answer. */
+TFC_API bool tfc_ps_strategy_save(tfc_ps_strategy *s, const char *dir, tfc_status *st);
+TFC_API bool tfc_ps_strategy_restore(tfc_ps_strategy *s, const char *dir, tfc_status *st);
 
 /* ---- ClusterCoordinator --------------------------------------------------------------------------------- */
 typedef struct tfc_coordinator tfc_coordinator;

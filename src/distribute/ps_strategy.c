@@ -158,6 +158,7 @@ tfc_ps_variable *tfc_ps_variable_new(tfc_ps_strategy *s, const char *name, const
     return v;
 }
 
+const char *tfc_ps_variable_name(const tfc_ps_variable *v) { return v->name; }
 int tfc_ps_variable_num_shards(const tfc_ps_variable *v) { return v->n_shards; }
 int tfc_ps_variable_shard_task(const tfc_ps_variable *v, int i) { return i >= 0 && i < v->n_shards ? v->task[i] : -1; }
 int64_t tfc_ps_variable_shard_rows(const tfc_ps_variable *v, int i) {

@@ -362,7 +362,12 @@ static void test_worker_failures(const char *self) {
            steps, once, steps, (long long)requeued);
     tfc_tensor_unref(hits);
 
-    /* a ps task dies: the next step and a read fail with UNAVAILABLE within the timeouts */
+    /* a checkpoint; then a ps task dies: the next step and a read fail with UNAVAILABLE within the timeouts */
+    char dir[] = "/tmp/tfc_ps_cluster_XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    CHECK(tfc_ps_strategy_save(s, dir, &st));
+    tfc_tensor *saved_w = tfc_ps_variable_read(g_model.w, &st);
+    REQUIRE(saved_w);
     kill(c.ps[1], SIGKILL);
     waitpid(c.ps[1], NULL, 0);
     const double t0 = now_s();
@@ -376,8 +381,35 @@ static void test_worker_failures(const char *self) {
     tfc_tensor *r = tfc_ps_variable_read(on_ps1, &st);
     CHECK(!r && st.code == TFC_UNAVAILABLE);
     tfc_status_clear(&st);
-    c.ps[1] = spawn(&c, "ps", 1); /* let stop_cluster stop it */
+    tfc_coordinator_free(co);
+    tfc_ps_strategy_free(s);
+
+    /* the job restarts: the ps task comes back empty, the coordinator restores the checkpoint and trains on */
+    c.ps[1] = spawn(&c, "ps", 1);
     REQUIRE(ping(tfc_cluster_address(&cl, "ps", 1), 20));
+    s = tfc_parameter_server_strategy_new(&cl, NULL, COORD_TIMEOUT, &st);
+    REQUIRE(s && model_build(s, &st));
+    CHECK(tfc_ps_strategy_restore(s, dir, &st));
+    tfc_tensor *restored = tfc_ps_variable_read(g_model.w, &st);
+    CHECK(restored && !memcmp(tfc_tensor_data(restored), tfc_tensor_data(saved_w), tfc_tensor_byte_size(saved_w)));
+    co = tfc_cluster_coordinator_new(s, &st);
+    REQUIRE(co);
+    for (int k = 0; k < 10; k++) CHECK(schedule_step(co, k, &st));
+    CHECK(tfc_coordinator_join(co, &st));
+    CHECK_OK(&st);
+    tfc_tensor *h2 = tfc_ps_variable_read(g_model.hits, &st);
+    CHECK(h2 && tfc_tensor_get_f64(h2, 0) == 2 && tfc_tensor_get_f64(h2, 10) == 1); /* restored, then once more */
+    printf("restarted from the checkpoint: 10 more steps ran\n");
+    tfc_tensor_unref(h2);
+    tfc_tensor_unref(restored);
+    tfc_tensor_unref(saved_w);
+    const char *files[] = {"w.npy", "b.npy", "hits.npy"};
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        CHECK(remove(path) == 0);
+    }
+    rmdir(dir);
     tfc_coordinator_free(co);
     tfc_ps_strategy_free(s);
     stop_cluster(&c, &cl);

@@ -1,6 +1,8 @@
 /* Parameter-server pieces in one process: the message format (round trip and rejected inputs), the
  * partitioners, ps servers on loopback with a strategy (placement, sharding, reads and updates, attach), and a
  * fault-injecting transport that duplicates and delays requests without changing any result. */
+#define _GNU_SOURCE /* mkdtemp */
+#include <stdlib.h>
 #include <string.h>
 
 #include "distribute/ps_internal.h"
@@ -205,9 +207,85 @@ static void test_servers(void) {
     tfc_cluster_clear(&cl);
 }
 
+/* Servers for n ps tasks in this process and the cluster naming them. */
+static void start_ps(int n, tfc_cluster *cl, tfc_server **servers) {
+    tfc_status st = TFC_STATUS_INIT;
+    int ports[8];
+    char list[512], json[768];
+    ps_addr_list(list, sizeof list, n, ports);
+    snprintf(json, sizeof json, "{\"cluster\":{\"chief\":[\"127.0.0.1:1\"],\"ps\":[%s]},"
+                                "\"task\":{\"type\":\"chief\",\"index\":0}}", list);
+    REQUIRE(tfc_cluster_resolve(json, cl, &st));
+    for (int i = 0; i < n; i++) REQUIRE((servers[i] = tfc_server_new(cl, "ps", i, NULL, &st)));
+}
+
+/* A checkpoint of variables sharded over 3 ps tasks restores onto 2 ps tasks with another partitioning. */
+static void test_checkpoint(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    char dir[] = "/tmp/tfc_ps_ckpt_XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    const int64_t dims[2] = {7, 3};
+    double vals[21];
+    for (int i = 0; i < 21; i++) vals[i] = i * 0.5 - 3;
+    tfc_tensor *v0 = tfc_tensor_from_data(TFC_DOUBLE, dims, 2, vals, sizeof vals, &st);
+    tfc_tensor *c0 = tfc_scalar_i32(41, &st);
+    tfc_tensor *zero = tfc_tensor_new(TFC_DOUBLE, dims, 2, &st), *czero = tfc_scalar_i32(0, &st);
+    for (int round = 0; round < 2; round++) {
+        tfc_cluster cl;
+        tfc_server *servers[3];
+        const int n_ps = round ? 2 : 3;
+        start_ps(n_ps, &cl, servers);
+        tfc_variable_partitioner p = round ? tfc_max_size_partitioner(50, 0, 16) : tfc_fixed_shards_partitioner(3);
+        tfc_ps_strategy *s = tfc_parameter_server_strategy_new(&cl, &p, 5, &st);
+        tfc_ps_variable *emb = s ? tfc_ps_variable_new(s, "model/embedding", round ? zero : v0, &st) : NULL;
+        tfc_ps_variable *cnt = emb ? tfc_ps_variable_new(s, "count", round ? czero : c0, &st) : NULL;
+        REQUIRE(cnt);
+        CHECK(tfc_ps_variable_num_shards(emb) == (round ? 4 : 3)); /* 24-byte rows, 2 per 50-byte shard */
+        if (!round) {
+            CHECK(tfc_ps_strategy_save(s, dir, &st));
+        } else {
+            tfc_tensor *before = tfc_ps_variable_read(emb, &st);
+            CHECK(before && tfc_tensor_get_f64(before, 20) == 0);
+            tfc_tensor_unref(before);
+            CHECK(tfc_ps_strategy_restore(s, dir, &st));
+            tfc_tensor *r = tfc_ps_variable_read(emb, &st), *rc = tfc_ps_variable_read(cnt, &st);
+            CHECK(r && !memcmp(tfc_tensor_data(r), vals, sizeof vals));
+            CHECK(rc && tfc_tensor_get_f64(rc, 0) == 41);
+            tfc_tensor_unref(r);
+            tfc_tensor_unref(rc);
+        }
+        CHECK_OK(&st);
+        tfc_ps_strategy_free(s);
+        for (int i = 0; i < n_ps; i++) tfc_server_free(servers[i]);
+        tfc_cluster_clear(&cl);
+    }
+    /* a checkpoint without the variable */
+    tfc_cluster cl;
+    tfc_server *servers[1];
+    start_ps(1, &cl, servers);
+    tfc_ps_strategy *s = tfc_parameter_server_strategy_new(&cl, NULL, 5, &st);
+    CHECK(s && tfc_ps_variable_new(s, "other", c0, &st));
+    CHECK(!tfc_ps_strategy_restore(s, dir, &st) && st.code == TFC_NOT_FOUND);
+    tfc_ps_strategy_free(s);
+    tfc_server_free(servers[0]);
+    tfc_cluster_clear(&cl);
+    char path[256];
+    const char *files[] = {"model.embedding.npy", "count.npy"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        CHECK(remove(path) == 0);
+    }
+    rmdir(dir);
+    tfc_tensor_unref(v0);
+    tfc_tensor_unref(c0);
+    tfc_tensor_unref(zero);
+    tfc_tensor_unref(czero);
+}
+
 int main(void) {
     test_wire();
     test_partitioners();
     test_servers();
+    test_checkpoint();
     TEST_MAIN_END();
 }
