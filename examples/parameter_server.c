@@ -57,6 +57,7 @@ static bool prepare(const tfc_tensor *images, const tfc_tensor *labels, tfc_tens
 
 /* The per-worker dataset: this worker's shard of the training set, shuffled, repeated, in batches. */
 static tfc_dataset *train_dataset(int worker, void *user, tfc_status *st) {
+    (void)user;
     tfc_tensor *parts[2] = {P.x_train, P.y_train};
     return tfc_dataset_batch(
         tfc_dataset_repeat(tfc_dataset_shuffle(tfc_dataset_shard(tfc_dataset_from_tensor_slices(parts, 2, NULL, st),
@@ -77,6 +78,8 @@ static tfc_tensor *logits_of(const tfc_tensor *x, const tfc_tensor *w, const tfc
 /* One step on a worker: next batch of the per-worker iterator (argument 0), the cross-entropy's gradients
  * (softmax - one_hot, through the weights), SGD applied on the ps tasks; returns the batch's mean loss. */
 static bool train_step(tfc_tensor *const *args, int n_args, tfc_tensor **out, int *n_out, void *user, tfc_status *st) {
+    (void)user;
+    if (n_args != 1) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "train_step takes the per-worker iterator");
     tfc_tensor *xy[2] = {NULL, NULL};
     if (!tfc_per_worker_iterator_next(args[0], xy, 2, st)) return false;
     tfc_tensor *w = tfc_ps_variable_read(P.w, st), *b = w ? tfc_ps_variable_read(P.b, st) : NULL, *bp = NULL;
