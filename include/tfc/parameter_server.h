@@ -117,9 +117,9 @@ TFC_API tfc_ps_strategy *tfc_parameter_server_strategy_new(const tfc_cluster *cl
 TFC_API void tfc_ps_strategy_free(tfc_ps_strategy *s); /* frees its variables; NULL-safe */
 TFC_API int tfc_ps_strategy_num_ps(const tfc_ps_strategy *s);
 TFC_API int tfc_ps_strategy_num_workers(const tfc_ps_strategy *s);
-/* Test hook: requests to ps tasks go through the fault-injecting wrapper (see transport.h): each request is
- * duplicated with probability dup and delayed up to max_delay_ms with probability delay. Call before creating
- * variables. */
+/* Test hook: requests to ps tasks, and those of a ClusterCoordinator created afterwards to workers, go through a
+ * fault-injecting wrapper: each request is duplicated with probability dup (as when a reply is lost and the
+ * request resent) and delayed up to max_delay_ms with probability delay. Call before creating variables. */
 TFC_API void tfc_ps_strategy_inject_faults(tfc_ps_strategy *s, uint32_t seed, double dup, double delay,
                                            int max_delay_ms);
 

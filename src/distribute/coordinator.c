@@ -206,6 +206,11 @@ tfc_coordinator *tfc_cluster_coordinator_new(tfc_ps_strategy *s, tfc_status *st)
             tfc_coordinator_free(c);
             return NULL;
         }
+        if (s->faults.on) {
+            ps_transport *f = ps_transport_faulty(w->t, s->faults.seed + 100 + (uint32_t)i, s->faults.dup,
+                                                  s->faults.delay, s->faults.max_delay_ms);
+            if (f) w->t = f;
+        }
         if (pthread_create(&w->thread, NULL, worker_main, w)) {
             tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "ClusterCoordinator: cannot start a thread");
             tfc_coordinator_free(c);

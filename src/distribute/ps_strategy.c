@@ -51,6 +51,11 @@ tfc_ps_strategy *tfc_parameter_server_strategy_new(const tfc_cluster *cluster,
 }
 
 void tfc_ps_strategy_inject_faults(tfc_ps_strategy *s, uint32_t seed, double dup, double delay, int max_delay_ms) {
+    s->faults.seed = seed;
+    s->faults.dup = dup;
+    s->faults.delay = delay;
+    s->faults.max_delay_ms = max_delay_ms;
+    s->faults.on = true;
     for (int i = 0; i < s->n_ps; i++) {
         ps_transport *f = ps_transport_faulty(s->ps[i], seed + (uint32_t)i, dup, delay, max_delay_ms);
         if (f) s->ps[i] = f;

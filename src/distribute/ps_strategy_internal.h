@@ -14,6 +14,7 @@ struct tfc_ps_strategy {
     int next_task;                  /* round-robin placement */
     tfc_ps_variable **vars;
     int n_vars;
+    struct { uint32_t seed; double dup, delay; int max_delay_ms; bool on; } faults; /* test hook */
 };
 
 #endif

@@ -132,6 +132,7 @@ static int run_task(const char *json, const char *job, int index, int delay_ms) 
         g_model.step_delay_ms = delay_ms;
         /* the worker's requests to ps tasks time out before the coordinator's to the worker */
         s = tfc_parameter_server_strategy_new(&cl, NULL, WORKER_PS_TIMEOUT, &st);
+        if (s && getenv("PS_TEST_FAULTS")) tfc_ps_strategy_inject_faults(s, (uint32_t)index + 1, 0.3, 0.2, 3);
         if (!s || !model_build(s, &st)) return fprintf(stderr, "worker %d: %s\n", index, st.msg), 3;
     }
     tfc_server *srv = tfc_server_new(&cl, job, index, "grpc", &st);
@@ -235,13 +236,17 @@ static float read_scalar(tfc_ps_variable *v, int64_t i) {
     return r;
 }
 
-/* One worker and one step at a time: the same w and b, bit for bit, as the steps run here synchronously. */
-static void test_one_worker_equals_sync(const char *self) {
+/* One worker and one step at a time: the same w and b, bit for bit, as the steps run here synchronously; with
+ * faults, every request of the coordinator and of the worker may be duplicated or delayed: the same again. */
+static void test_one_worker_equals_sync(const char *self, bool faults) {
     cluster_procs c = {.self = self};
     tfc_cluster cl;
+    if (faults) setenv("PS_TEST_FAULTS", "1", 1); /* the worker's requests to ps tasks too */
     start_cluster(&c, 1, 0, &cl);
+    unsetenv("PS_TEST_FAULTS");
     tfc_status st = TFC_STATUS_INIT;
     tfc_ps_strategy *s = tfc_parameter_server_strategy_new(&cl, NULL, 5, &st);
+    if (s && faults) tfc_ps_strategy_inject_faults(s, 99, 0.3, 0.2, 3);
     REQUIRE(s && model_build(s, &st));
     tfc_coordinator *co = tfc_cluster_coordinator_new(s, &st);
     REQUIRE(co);
@@ -270,8 +275,8 @@ static void test_one_worker_equals_sync(const char *self) {
     CHECK(same == DIM);
     CHECK(read_scalar(g_model.b, 0) == b);
     CHECK(last < first * 0.5f);
-    printf("one worker: %d steps, loss %.4f -> %.4f, equal to the synchronous run in %d/%d weights\n", steps, first,
-           last, same, DIM);
+    printf("one worker%s: %d steps, loss %.4f -> %.4f, equal to the synchronous run in %d/%d weights\n",
+           faults ? " (duplicated and delayed requests)" : "", steps, first, last, same, DIM);
     int64_t executed, requeued;
     tfc_coordinator_stats(co, &executed, &requeued);
     CHECK(executed == steps && requeued == 0);
@@ -467,7 +472,8 @@ int main(int argc, char **argv) {
     if (argc == 6 && !strcmp(argv[1], "--task")) return run_task(argv[2], argv[3], atoi(argv[4]), atoi(argv[5]));
     signal(SIGPIPE, SIG_IGN);
     test_cli();
-    test_one_worker_equals_sync(argv[0]);
+    test_one_worker_equals_sync(argv[0], false);
+    test_one_worker_equals_sync(argv[0], true);
     test_worker_failures(argv[0]);
     TEST_MAIN_END();
 }
