@@ -22,7 +22,7 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libzip-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev
 PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto
 PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto
 BENCH_PY_PACKAGES := torch onnxruntime onnx
@@ -125,6 +125,7 @@ bench: deps venv
 	$(PY) bench/bench.py --worker $(BUILD)/bench/tfc_bench $(if $(QUICK),--quick)
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
 	  mpirun --oversubscribe --bind-to none --mca btl self,vader -np 2 $(BUILD)/bench/bench_allreduce $(if $(QUICK),5,15)
+	$(BUILD)/bench/bench_ps $(if $(QUICK),200,2000)
 
 # Installs headers, libtfc.so.MAJOR.MINOR.PATCH, libtfc.a, the tfc command, tfc.pc / tfc-static.pc and the CMake
 # package (find_package(tfc)) under PREFIX; only the library and the command are built.

@@ -44,7 +44,7 @@ install(FILES ${CMAKE_BINARY_DIR}/tfcConfig.cmake ${CMAKE_BINARY_DIR}/tfcConfigV
 # dynamic dependencies). The prefix is found from the .pc file's own folder, except when installing into /usr
 # (the Debian packages), chosen at install time since `cmake --install --prefix` may change the prefix.
 string(REPLACE ";" " " TFC_PC_REQUIRES "${TFC_PKG_MODULES}")
-set(TFC_PC_LIBS_PRIVATE "-ljpeg -lm -pthread")
+set(TFC_PC_LIBS_PRIVATE "-ljpeg -lnng -lm -pthread")
 file(RELATIVE_PATH rel /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 string(REGEX REPLACE "/$" "" rel "${rel}")
 foreach(variant relocatable usr)

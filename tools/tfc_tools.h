@@ -44,4 +44,8 @@ bool tfc_tool_output_paths(const char *prog, const char *outdir, const char *con
 bool tfc_tool_is_keras_file(const char *path);
 int tfc_tool_run_keras_model(const char *path, char *inputs, const char *outdir, bool overwrite);
 
+/* `tfc ps ...` / `tfc worker ...` (job "ps" or "worker"; argv after the job). */
+int tfc_tool_ps(const char *job, int argc, char **argv);
+void tfc_tool_ps_usage(FILE *f);
+
 #endif

@@ -28,6 +28,7 @@
 #include "tfc/keras/preprocessing.h"
 #include "tfc/distribute.h"
 #include "tfc/checkpoint.h"
+#include "tfc/parameter_server.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */
 #include "tfc/ops/array.h"

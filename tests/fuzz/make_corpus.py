@@ -232,6 +232,27 @@ def make_saved_model():
     plain.f = tf.function(lambda a, b: {"s": a + b, "d": a - b},
                           input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32)])
     saved("novar.pb", plain, plain.f)
+# ---- parameter-server messages (src/distribute/ps_wire.h): "TFPS", version, op, code, id, step, value, name,
+# tensors (dtype, rank, dims, nbytes, bytes), little-endian ----
+def ps_message(op, name, tensors, code=0, msg_id=0, step=0, value=0.0):
+    b = b"TFPS" + bytes([1, op, 0, 0]) + struct.pack("<iQqd", code, msg_id, step, value)
+    b += struct.pack("<I", len(name)) + name + struct.pack("<I", len(tensors))
+    for dtype, dims, data in tensors:
+        b += struct.pack("<II", dtype, len(dims)) + b"".join(struct.pack("<q", d) for d in dims)
+        b += struct.pack("<Q", len(data)) + data
+    return b
+
+
+def make_ps_message():
+    f32 = struct.pack("<6f", 1, 2, 3, 4, 5, 6)
+    put("ps_message", "ping", ps_message(1, b"", []))
+    put("ps_message", "create_f32", ps_message(2, b"emb/part_0", [(1, [2, 3], f32)]))
+    put("ps_message", "sgd", ps_message(6, b"w", [(1, [6], f32)], msg_id=77, value=0.25))
+    put("ps_message", "run_args", ps_message(7, b"train_step", [(9, [], struct.pack("<q", 5)), (3, [0, 4], b"")],
+                                             msg_id=9, step=9))
+    put("ps_message", "error_reply", ps_message(3, b"variable 'w' is not on ps task 1", [], code=5))
+    put("ps_message", "i64_f64", ps_message(5, b"c", [(2, [1, 1], struct.pack("<d", 0.5)),
+                                                      (19, [2], struct.pack("<2H", 1, 2))]))
 
 
 def main():
@@ -244,6 +265,7 @@ def main():
     make_text()
     make_checkpoint()
     make_saved_model()
+    make_ps_message()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
