@@ -256,11 +256,15 @@ TFC_API const double *tfc_history_get(const tfc_history *h, const char *key, int
 TFC_API int tfc_history_keys(const tfc_history *h, const char **out, int max);
 TFC_API void tfc_history_free(tfc_history *h);
 
-/* ---- weights files (Keras's HDF5 weights layout, see model.save_weights('w.h5')) ----
- * save_weights writes atomically (a temporary file renamed over path), so an existing file is never left
- * half-written. load_weights matches layers positionally as Keras (layers with weights, in order) and checks
- * counts and shapes: INVALID_ARGUMENT naming the layer and shapes; DATA_LOSS naming the file for corrupt
- * files; NOT_FOUND for a missing file. */
+/* ---- weights files: model.save_weights(path) / model.load_weights(path) ----
+ * The layout follows the name as in Keras: "x.weights.h5" is Keras 3's tree (layers/<name>/vars/<i>, and the
+ * compiled optimizer's state under optimizer/vars once it has trained; Keras 3 and tf_keras 2.21 read it),
+ * any other name Keras 2's layer_names layout (tf.keras 2 / tf_keras "w.h5"). load_weights detects the layout
+ * from the contents (a full-model .h5 is read from its model_weights group). save_weights writes atomically (a
+ * temporary file renamed over path), so an existing file is never left half-written. load_weights matches
+ * layers positionally as Keras (Keras 2: layers with weights, in order; Keras 3: the object tree) and checks
+ * counts, shapes and dtypes before assigning anything: INVALID_ARGUMENT naming the layer and shapes; DATA_LOSS
+ * naming the file for corrupt files; NOT_FOUND for a missing file. Whole models: tfc/keras/saving.h. */
 TFC_API bool tfc_model_save_weights(tfc_model *m, const char *path, tfc_status *st);
 TFC_API bool tfc_model_load_weights(tfc_model *m, const char *path, tfc_status *st);
 /* Weights of the whole model in Keras's model.get_weights() order. */
