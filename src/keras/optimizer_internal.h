@@ -134,7 +134,10 @@ bool tfc_opt_add_slot(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *const *vars,
 tfc_opt_slots *tfc_opt_find_slots(const tfc_optimizer *o, const tfc_variable *var);
 /* Adds a variable to optimizer.weights (order of creation). */
 bool tfc_opt_track_weight(tfc_optimizer *o, tfc_variable *v, tfc_status *st);
-/* A scalar of dtype dt owned by the current scope. */
+/* The helpers below are sticky: with an error already in st they do nothing and return NULL / false, so that an
+ * update composed of many calls reports its first failure (a later call that succeeded would otherwise clear
+ * it). An update starts from a clear status (apply_locked clears it).
+ * A scalar of dtype dt owned by the current scope. */
 tfc_tensor *tfc_opt_scalar(tfc_ctx *ctx, tfc_dtype dt, double v, tfc_status *st);
 /* x rounded to the precision dt computes in (float32 for all but float64), as a tensor of dt would hold it. */
 double tfc_opt_in(tfc_dtype dt, double x);

@@ -97,12 +97,14 @@ double tfc_opt_hyper(const tfc_optimizer *o, tfc_dtype dt, double x) {
 }
 
 tfc_tensor *tfc_opt_scalar(tfc_ctx *ctx, tfc_dtype dt, double v, tfc_status *st) {
+    if (st->code != TFC_OK) return NULL;
     tfc_tensor *t = tfc_scalar(dt, v, st);
     return t && tfc_scope_track(ctx, t, st) ? t : NULL;
 }
 
 bool tfc_opt_run(tfc_ctx *ctx, const char *op, tfc_tensor *const *in, int n, const tfc_attr *attrs, int n_attrs,
                  tfc_status *st) {
+    if (st->code != TFC_OK) return false;
     for (int i = 0; i < n; i++)
         if (!in[i]) return false; /* an input failed (st set) */
     tfc_tensor *out[1];
@@ -110,14 +112,16 @@ bool tfc_opt_run(tfc_ctx *ctx, const char *op, tfc_tensor *const *in, int n, con
 }
 
 tfc_tensor *tfc_opt_op2(tfc_ctx *ctx, const char *op, tfc_tensor *a, tfc_tensor *b, tfc_status *st) {
-    return a && b ? tfc_emit(ctx, op, (tfc_tensor *[]){a, b}, 2, NULL, 0, st) : NULL;
+    return a && b && st->code == TFC_OK ? tfc_emit(ctx, op, (tfc_tensor *[]){a, b}, 2, NULL, 0, st) : NULL;
 }
 
 tfc_tensor *tfc_opt_op1(tfc_ctx *ctx, const char *op, tfc_tensor *a, tfc_status *st) {
-    return a ? tfc_emit(ctx, op, &a, 1, NULL, 0, st) : NULL;
+    return a && st->code == TFC_OK ? tfc_emit(ctx, op, &a, 1, NULL, 0, st) : NULL;
 }
 
-tfc_tensor *tfc_opt_read(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) { return tfc_variable_read(ctx, v, st); }
+tfc_tensor *tfc_opt_read(tfc_ctx *ctx, tfc_variable *v, tfc_status *st) {
+    return st->code == TFC_OK ? tfc_variable_read(ctx, v, st) : NULL;
+}
 
 bool tfc_opt_assign(tfc_ctx *ctx, tfc_variable *v, tfc_tensor *value, tfc_status *st) {
     return value && tfc_variable_assign(ctx, v, value, st);
@@ -347,11 +351,14 @@ tfc_tensor *tfc_opt_beta_power(tfc_optimizer *o, tfc_ctx *ctx, const tfc_opt_ste
     tfc_dtype dt = p->dt;
     if (!tfc_inside_function(ctx))
         return tfc_opt_scalar(ctx, dt, tfc_opt_in(dt, pow(beta, tfc_opt_in(dt, (double)(p->iterations + 1)))), st);
-    tfc_tensor *it = tfc_opt_read(ctx, o->iterations, st);
+    /* each step is checked before the next: a later successful call would clear the status of a failed one */
+    tfc_tensor *it = tfc_opt_read(ctx, o->iterations, st), *one, *b;
     tfc_attr to_d = TFC_ATTR_T("DstT", TFC_DOUBLE);
     tfc_tensor *t = it ? tfc_emit(ctx, "Cast", &it, 1, &to_d, 1, st) : NULL;
-    t = tfc_opt_op2(ctx, "AddV2", t, tfc_opt_scalar(ctx, TFC_DOUBLE, 1.0, st), st);
-    tfc_tensor *r = tfc_opt_op2(ctx, "Pow", tfc_opt_scalar(ctx, TFC_DOUBLE, beta, st), t, st);
+    if (!t || !(one = tfc_opt_scalar(ctx, TFC_DOUBLE, 1.0, st)) || !(t = tfc_opt_op2(ctx, "AddV2", t, one, st)) ||
+        !(b = tfc_opt_scalar(ctx, TFC_DOUBLE, beta, st)))
+        return NULL;
+    tfc_tensor *r = tfc_opt_op2(ctx, "Pow", b, t, st);
     if (r && dt != TFC_DOUBLE) {
         tfc_attr to_f = TFC_ATTR_T("DstT", TFC_FLOAT);
         r = tfc_emit(ctx, "Cast", &r, 1, &to_f, 1, st);
@@ -411,6 +418,7 @@ static bool weight_decay(tfc_optimizer *o, tfc_ctx *ctx, tfc_variable *v, const 
 
 static bool apply_locked(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *const *grads, tfc_variable *const *vars, int n,
                          tfc_tensor **g, tfc_variable **v, tfc_status *st) {
+    tfc_status_clear(st); /* the helpers are sticky (optimizer_internal.h) */
     if (!validate(o, st)) return false;
     if (o->ctx && o->ctx != ctx)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: apply_gradients in another context than its variables'",
