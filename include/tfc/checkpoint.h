@@ -106,7 +106,8 @@ TFC_API int64_t tfc_checkpoint_save_counter(const tfc_checkpoint *c);
  * place; directories created). The save counter is not incremented and no `checkpoint` file is written. */
 TFC_API bool tfc_checkpoint_write(tfc_checkpoint *c, const char *file_prefix, tfc_status *st);
 /* Checkpoint.save(file_prefix): increments save_counter to N, writes `<file_prefix>-N` and records it as the
- * latest checkpoint in the directory's `checkpoint` file (keeping the paths already listed there). The path
+ * latest (and, as TensorFlow does, the only listed) checkpoint in the directory's `checkpoint` file; older
+ * files stay (tfc_checkpoint_manager_save keeps a list and deletes). The path
  * written goes to out (size bytes; OUT_OF_RANGE when too small). */
 TFC_API bool tfc_checkpoint_save(tfc_checkpoint *c, const char *file_prefix, char *out, size_t size, tfc_status *st);
 /* Checkpoint.restore(save_path) (or .read): matches the checkpoint's object graph to the objects by local names

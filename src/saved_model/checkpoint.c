@@ -116,7 +116,7 @@ bool tfc_checkpoint_save(tfc_checkpoint *c, const char *file_prefix, char *out, 
     char path[4096];
     if ((size_t)snprintf(path, sizeof path, "%s-%lld", file_prefix, (long long)n) >= sizeof path)
         return tfc_status_set(st, TFC_OUT_OF_RANGE, "%s: path too long", file_prefix);
-    if (!tfc_checkpoint_write(c, path, st) || !tfc_ckpt_record_latest(path, true, st)) return false;
+    if (!tfc_checkpoint_write(c, path, st) || !tfc_ckpt_record_latest(path, false, st)) return false;
     if (strlen(path) >= size) return tfc_status_set(st, TFC_OUT_OF_RANGE, "%s: path longer than %zu bytes", path, size);
     memcpy(out, path, strlen(path) + 1);
     return true;
