@@ -106,7 +106,8 @@ TFC_API int64_t tfc_checkpoint_save_counter(const tfc_checkpoint *c);
  * place; directories created). The save counter is not incremented and no `checkpoint` file is written. */
 TFC_API bool tfc_checkpoint_write(tfc_checkpoint *c, const char *file_prefix, tfc_status *st);
 /* Checkpoint.save(file_prefix): increments save_counter to N, writes `<file_prefix>-N` and records it as the
- * latest checkpoint in the directory's `checkpoint` file (keeping the paths already listed there). The path
+ * latest (and, as TensorFlow does, the only listed) checkpoint in the directory's `checkpoint` file; older
+ * files stay (tfc_checkpoint_manager_save keeps a list and deletes). The path
  * written goes to out (size bytes; OUT_OF_RANGE when too small). */
 TFC_API bool tfc_checkpoint_save(tfc_checkpoint *c, const char *file_prefix, char *out, size_t size, tfc_status *st);
 /* Checkpoint.restore(save_path) (or .read): matches the checkpoint's object graph to the objects by local names
@@ -134,6 +135,38 @@ TFC_API int tfc_checkpoint_status_unmatched_variables(const tfc_checkpoint_statu
 /* Frees the status; unless expect_partial was called, logs a WARNING naming the first values that were not
  * used, as TensorFlow does when a partially consumed status is deleted. NULL-safe. */
 TFC_API void tfc_checkpoint_status_free(tfc_checkpoint_status *s);
+
+
+/* ---- tf.train.CheckpointManager ---------------------------------------------------------------------------- */
+typedef struct tfc_checkpoint_manager tfc_checkpoint_manager;
+
+typedef struct {
+    int max_to_keep;                       /* checkpoints kept (oldest deleted first); 0: keep all (None) */
+    double keep_checkpoint_every_n_hours;  /* 0: none; else one checkpoint per this many hours is never deleted */
+    const char *checkpoint_name;           /* NULL: "ckpt" */
+} tfc_checkpoint_manager_opts;
+
+/* tf.train.CheckpointManager(checkpoint, directory, max_to_keep, keep_checkpoint_every_n_hours,
+ * checkpoint_name): manages `<directory>/<checkpoint_name>-<N>` checkpoints of c (borrowed: it must outlive the
+ * manager). An existing `<directory>/checkpoint` state file is read, so the checkpoints an earlier manager kept
+ * are still counted and deleted in turn. opts may be NULL (keep all). INVALID_ARGUMENT for a negative
+ * max_to_keep or keep_checkpoint_every_n_hours; DATA_LOSS for a corrupt state file. */
+TFC_API tfc_checkpoint_manager *tfc_checkpoint_manager_new(tfc_checkpoint *c, const char *directory,
+                                                           const tfc_checkpoint_manager_opts *opts, tfc_status *st);
+/* Frees the manager (not the checkpoint); NULL-safe. */
+TFC_API void tfc_checkpoint_manager_free(tfc_checkpoint_manager *m);
+/* CheckpointManager.save(checkpoint_number): adds one to save_counter, writes `<prefix>-<checkpoint_number>` (the
+ * save counter's value when checkpoint_number < 0), records it with a timestamp in the state file (written
+ * atomically before anything is deleted), then deletes the oldest checkpoints beyond max_to_keep except those
+ * keep_checkpoint_every_n_hours preserves. Returns the path (owned by the manager, valid until the next save),
+ * or NULL with st set. */
+TFC_API const char *tfc_checkpoint_manager_save(tfc_checkpoint_manager *m, int64_t checkpoint_number, tfc_status *st);
+/* CheckpointManager.latest_checkpoint: the newest managed checkpoint's prefix, or NULL when there is none. */
+TFC_API const char *tfc_checkpoint_manager_latest_checkpoint(const tfc_checkpoint_manager *m);
+/* len(CheckpointManager.checkpoints): the managed checkpoints still on disk, oldest first. */
+TFC_API int tfc_checkpoint_manager_num_checkpoints(const tfc_checkpoint_manager *m);
+/* CheckpointManager.checkpoints[i] (0 <= i < num_checkpoints), or NULL; owned by the manager. */
+TFC_API const char *tfc_checkpoint_manager_checkpoint(const tfc_checkpoint_manager *m, int i);
 
 #ifdef __cplusplus
 }

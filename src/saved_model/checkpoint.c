@@ -103,18 +103,20 @@ static bool split_prefix(const char *prefix, char **dir, char **base) {
     return true;
 }
 
-bool tfc_checkpoint_save(tfc_checkpoint *c, const char *file_prefix, char *out, size_t size, tfc_status *st) {
-    int64_t n = tfc_checkpoint_save_counter(c) + 1;
+bool tfc_ckpt_bump_counter(tfc_checkpoint *c, tfc_status *st) {
     tfc_tensor *one = tfc_scalar_i64(1, st);
-    if (!one || !tfc_variable_assign_add(c->ctx, c->save_counter, one, st)) {
-        tfc_tensor_unref(one);
-        return false;
-    }
+    bool ok = one && tfc_variable_assign_add(c->ctx, c->save_counter, one, st);
     tfc_tensor_unref(one);
+    return ok;
+}
+
+bool tfc_checkpoint_save(tfc_checkpoint *c, const char *file_prefix, char *out, size_t size, tfc_status *st) {
+    if (!tfc_ckpt_bump_counter(c, st)) return false;
+    int64_t n = tfc_checkpoint_save_counter(c);
     char path[4096];
     if ((size_t)snprintf(path, sizeof path, "%s-%lld", file_prefix, (long long)n) >= sizeof path)
         return tfc_status_set(st, TFC_OUT_OF_RANGE, "%s: path too long", file_prefix);
-    if (!tfc_checkpoint_write(c, path, st) || !tfc_ckpt_record_latest(path, true, st)) return false;
+    if (!tfc_checkpoint_write(c, path, st) || !tfc_ckpt_record_latest(path, false, st)) return false;
     if (strlen(path) >= size) return tfc_status_set(st, TFC_OUT_OF_RANGE, "%s: path longer than %zu bytes", path, size);
     memcpy(out, path, strlen(path) + 1);
     return true;

@@ -24,6 +24,8 @@ bool tfc_ckpt_state_read(const char *dir, tfc_ckpt_state *out, tfc_status *st);
 /* Writes `<dir>/checkpoint` atomically. */
 bool tfc_ckpt_state_write(const char *dir, const tfc_ckpt_state *s, tfc_status *st);
 void tfc_ckpt_state_free(tfc_ckpt_state *s); /* leaves *s zeroed */
+/* Adds one to c's save_counter (Checkpoint.save and CheckpointManager.save number checkpoints with it). */
+bool tfc_ckpt_bump_counter(tfc_checkpoint *c, tfc_status *st);
 /* Makes path the model_checkpoint_path of its directory's `checkpoint` file, appending it to (keep_all) or
  * replacing all_model_checkpoint_paths, as Checkpoint.save's update_checkpoint_state does. */
 bool tfc_ckpt_record_latest(const char *path, bool keep_all, tfc_status *st);

@@ -68,7 +68,7 @@ static void test_round_trip(void) {
     CHECK(strcmp(latest, path) == 0);
     tfc_ckpt_state cs;
     REQUIRE(tfc_ckpt_state_read(d2, &cs, &st));
-    CHECK(cs.n_paths == 2 && !strcmp(cs.all_model_checkpoint_paths[0], "ckpt-1") && !strcmp(cs.model_checkpoint_path, "ckpt-2"));
+    CHECK(cs.n_paths == 1 && !strcmp(cs.all_model_checkpoint_paths[0], "ckpt-2") && !strcmp(cs.model_checkpoint_path, "ckpt-2"));
     tfc_ckpt_state_free(&cs);
     r = tfc_checkpoint_reader_new(d2, &st); /* load_checkpoint of a directory */
     CHECK(r && tfc_checkpoint_reader_size(r) == 6);
