@@ -24,28 +24,12 @@ static bool cfirst(const conv1d *c) { return !strcmp(c->data_format, "channels_f
 
 static bool conv1d_validate(const conv1d *c, tfc_status *st) {
     const tfc_layer *l = &c->base;
-    if (c->filters <= 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "Invalid value for argument `filters`. Expected a strictly positive value. Received "
-                              "filters=%lld. (layer \"%s\")",
-                              (long long)c->filters, l->name);
-    if (c->groups <= 0 || c->filters % c->groups != 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "The number of filters must be evenly divisible by the number of groups. Received: "
-                              "groups=%lld, filters=%lld (layer \"%s\")",
-                              (long long)c->groups, (long long)c->filters, l->name);
     int64_t k[2] = {c->kernel_size, 1}, s[2] = {c->strides, 1}, d[2] = {c->dilation_rate, 1};
-    if (!tfc_kconv_check_pair(l, "kernel_size", k, 1, st) || !tfc_kconv_check_pair(l, "strides", s, 1, st) ||
-        !tfc_kconv_check_pair(l, "dilation_rate", d, 1, st) ||
-        (strcmp(c->padding, "causal") && !tfc_kconv_check_padding(l, c->padding, st)) ||
-        !tfc_kconv_check_data_format(l, c->data_format, st) || !tfc_layer_check_activation(l, c->activation, st))
-        return false;
-    if (c->strides > 1 && c->dilation_rate > 1)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
-                              "strides=(%lld,) and dilation_rate=(%lld,) (layer \"%s\")",
-                              (long long)c->strides, (long long)c->dilation_rate, l->name);
-    return true;
+    return tfc_kconv_check_pair(l, "kernel_size", k, 1, st) && tfc_kconv_check_pair(l, "strides", s, 1, st) &&
+           tfc_kconv_check_pair(l, "dilation_rate", d, 1, st) &&
+           (!strcmp(c->padding, "causal") || tfc_kconv_check_padding(l, c->padding, st)) &&
+           tfc_kconv_check_data_format(l, c->data_format, st) && tfc_layer_check_activation(l, c->activation, st) &&
+           tfc_kconv_check_conv_args(l, c->filters, c->groups, s, d, 1, st);
 }
 
 static bool conv1d_output_shape(tfc_layer *l, const tfc_shape *in, int n_in, tfc_shape *out, int *n_out,

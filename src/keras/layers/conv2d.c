@@ -27,34 +27,12 @@ static bool channels_first(const conv2d *c) { return !strcmp(c->data_format, "ch
 /* The checks Keras makes in Conv.__init__ / _validate_init, here at build/apply (constructors cannot fail). */
 static bool conv2d_validate_args(const conv2d *c, tfc_status *st) {
     const tfc_layer *l = &c->base;
-    if (c->filters <= 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "Invalid value for argument `filters`. Expected a strictly positive value. Received "
-                              "filters=%lld. (layer \"%s\")",
-                              (long long)c->filters, l->name);
-    if (c->groups <= 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "Invalid value for argument `groups`. Expected a positive integer. Received groups=%lld. "
-                              "(layer \"%s\")",
-                              (long long)c->groups, l->name);
-    if (c->filters % c->groups != 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "The number of filters must be evenly divisible by the number of groups. Received: "
-                              "groups=%lld, filters=%lld (layer \"%s\")",
-                              (long long)c->groups, (long long)c->filters, l->name);
-    if (!tfc_kconv_check_pair(l, "kernel_size", c->kernel_size, 1, st) ||
-        !tfc_kconv_check_pair(l, "strides", c->strides, 1, st) ||
-        !tfc_kconv_check_pair(l, "dilation_rate", c->dilation_rate, 1, st) ||
-        !tfc_kconv_check_padding(l, c->padding, st) || !tfc_kconv_check_data_format(l, c->data_format, st) ||
-        !tfc_layer_check_activation(l, c->activation, st))
-        return false;
-    if ((c->strides[0] > 1 || c->strides[1] > 1) && (c->dilation_rate[0] > 1 || c->dilation_rate[1] > 1))
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
-                              "strides=(%lld, %lld) and dilation_rate=(%lld, %lld) (layer \"%s\")",
-                              (long long)c->strides[0], (long long)c->strides[1], (long long)c->dilation_rate[0],
-                              (long long)c->dilation_rate[1], l->name);
-    return true;
+    return tfc_kconv_check_pair(l, "kernel_size", c->kernel_size, 1, st) &&
+           tfc_kconv_check_pair(l, "strides", c->strides, 1, st) &&
+           tfc_kconv_check_pair(l, "dilation_rate", c->dilation_rate, 1, st) &&
+           tfc_kconv_check_padding(l, c->padding, st) && tfc_kconv_check_data_format(l, c->data_format, st) &&
+           tfc_layer_check_activation(l, c->activation, st) &&
+           tfc_kconv_check_conv_args(l, c->filters, c->groups, c->strides, c->dilation_rate, 2, st);
 }
 
 static bool conv2d_output_shape(tfc_layer *l, const tfc_shape *in, int n_in, tfc_shape *out, int *n_out,

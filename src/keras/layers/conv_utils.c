@@ -179,3 +179,33 @@ bool tfc_kconv_json_axes(const cJSON *cfg, const char *key, int64_t *out, int ma
     if (*n < 1) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "config key \"%s\" must not be an empty list", key);
     return true;
 }
+
+bool tfc_kconv_check_conv_args(const tfc_layer *l, int64_t filters, int64_t groups, const int64_t *strides,
+                               const int64_t *dilation, int n, tfc_status *st) {
+    if (filters <= 0)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "Invalid value for argument `filters`. Expected a strictly positive value. Received "
+                              "filters=%lld. (layer \"%s\")",
+                              (long long)filters, l->name);
+    if (groups <= 0)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "Invalid value for argument `groups`. Expected a positive integer. Received groups=%lld. "
+                              "(layer \"%s\")",
+                              (long long)groups, l->name);
+    if (filters % groups != 0)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "The number of filters must be evenly divisible by the number of groups. Received: "
+                              "groups=%lld, filters=%lld (layer \"%s\")",
+                              (long long)groups, (long long)filters, l->name);
+    bool strided = false, dilated = false;
+    for (int i = 0; i < n; i++) strided |= strides[i] > 1, dilated |= dilation[i] > 1;
+    if (strided && dilated) {
+        char sb[64], db[64];
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
+                              "strides=%s and dilation_rate=%s (layer \"%s\")",
+                              tfc_kconv_tuple_str(strides, n, sb, sizeof sb),
+                              tfc_kconv_tuple_str(dilation, n, db, sizeof db), l->name);
+    }
+    return true;
+}

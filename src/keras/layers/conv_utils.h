@@ -21,6 +21,11 @@ bool tfc_kconv_check_data_format(const tfc_layer *l, const char *data_format, tf
 /* Keras's normalize_tuple: every value of the pair must be >= min (1, or 0 with allow_zero). */
 bool tfc_kconv_check_pair(const tfc_layer *l, const char *what, const int64_t v[2], int64_t min, tfc_status *st);
 
+/* Keras's Conv._validate_init for n spatial dims: filters > 0, groups > 0 dividing filters, and not both a stride
+ * and a dilation over 1 (Keras's messages, naming the layer and the values). */
+bool tfc_kconv_check_conv_args(const tfc_layer *l, int64_t filters, int64_t groups, const int64_t *strides,
+                               const int64_t *dilation, int n, tfc_status *st);
+
 /* conv_utils.conv_output_length: -1 for an unknown input length. */
 int64_t tfc_kconv_output_length(int64_t in, int64_t k, bool same, int64_t stride, int64_t dilation);
 /* Output height and width of a 2-D window op over in's dims h_axis, h_axis + 1. INVALID_ARGUMENT as Keras when
