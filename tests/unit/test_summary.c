@@ -122,14 +122,15 @@ static void test_default_writer_and_step(void) {
     tfc_summary_set_step(TFC_SUMMARY_DEFAULT_STEP);
 }
 
-/* x * 2 + 1: the function whose graph the graph summary writes. */
+/* x * 2 + 1: the function whose graph the graph summary writes. It runs in a scope: op results are the scope's;
+ * the scalars are this function's (captured as constants by the trace). */
 static int affine(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out, int max_out, void *user,
                   tfc_status *st) {
     (void)n_in, (void)max_out, (void)user;
     tfc_tensor *two = tfc_scalar_f32(2, st), *one = two ? tfc_scalar_f32(1, st) : NULL;
     tfc_tensor *m = one ? tfc_mul(ctx, in[0], two, st) : NULL;
     out[0] = m ? tfc_add(ctx, m, one, st) : NULL;
-    tfc_tensor_unref(two), tfc_tensor_unref(one), tfc_tensor_unref(m);
+    tfc_tensor_unref(two), tfc_tensor_unref(one);
     return out[0] ? 1 : -1;
 }
 
