@@ -99,6 +99,13 @@ static void print_signature(Tensorflow__SignatureDef *sd, const char *ind) {
     printf("%sMethod name is: %s\n", ind, sd->method_name ? sd->method_name : "");
 }
 
+/* A library function's name; "" for one without a signature (the graph itself is validated only when loaded, so
+ * show reads it defensively). */
+static const char *fn_name(const Tensorflow__FunctionDefLibrary *lib, size_t f) {
+    const Tensorflow__OpDef *sig = lib->function[f]->signature;
+    return sig && sig->name ? sig->name : "";
+}
+
 /* meta_graph.ops_used_by_graph_def: the ops of the graph and of every function it reaches, as a Python set. */
 static void print_ops(const Tensorflow__MetaGraphDef *mg) {
     const Tensorflow__GraphDef *g = mg->graph_def;
@@ -124,7 +131,7 @@ static void print_ops(const Tensorflow__MetaGraphDef *mg) {
             }                                                                                                        \
             ops[n++] = nm_;                                                                                          \
             for (size_t f_ = 0; f_ < nf; f_++)                                                                       \
-                if (!seen_fn[f_] && !strcmp(lib->function[f_]->signature->name, nm_)) seen_fn[f_] = true, stack[sp++] = f_; \
+                if (!seen_fn[f_] && !strcmp(fn_name(lib, f_), nm_)) seen_fn[f_] = true, stack[sp++] = f_;              \
         }                                                                                                            \
     } while (0)
     for (int pass = -1; pass < 0 || sp;) {
@@ -135,7 +142,8 @@ static void print_ops(const Tensorflow__MetaGraphDef *mg) {
             USE(nodes[i]->op);
             if (!strcmp(nodes[i]->op, "PartitionedCall") || !strcmp(nodes[i]->op, "StatefulPartitionedCall"))
                 for (size_t k = 0; k < nodes[i]->n_attr; k++)
-                    if (!strcmp(nodes[i]->attr[k]->key, "f") && nodes[i]->attr[k]->value->func)
+                    if (!strcmp(nodes[i]->attr[k]->key, "f") && nodes[i]->attr[k]->value &&
+                        nodes[i]->attr[k]->value->func)
                         USE(nodes[i]->attr[k]->value->func->name);
         }
     }
@@ -147,7 +155,7 @@ out:
     printf("] contains the following ops: {");
     for (size_t i = 0, shown = 0; i < n; i++) { /* ops only: functions are walked, not listed */
         bool is_fn = false;
-        for (size_t f = 0; f < nf && !is_fn; f++) is_fn = !strcmp(lib->function[f]->signature->name, ops[i]);
+        for (size_t f = 0; f < nf && !is_fn; f++) is_fn = !strcmp(fn_name(lib, f), ops[i]);
         if (!is_fn) printf("%s'%s'", shown++ ? ", " : "", ops[i]);
     }
     printf("}\n");

@@ -162,6 +162,16 @@ def test_tampered_saved_model_pb_is_a_clear_error(models, tmp_path, rng):
             assert r.returncode in (0, 1), f"case {i}: {args[1]} exit {r.returncode}\n{r.stderr}"
             if i < 3:
                 assert r.returncode == 1 and "saved_model.pb" in r.stderr, r.stderr
+    # well-formed protobuf, broken structure: a library function without a signature (show --all walks the
+    # library before anything validates the graph; it crashed once)
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel.FromString(data)
+    sm.meta_graphs[0].graph_def.library.function[0].ClearField("signature")
+    (bad / "saved_model.pb").write_bytes(sm.SerializeToString())
+    assert _tfc("saved_model", "show", "--dir", str(bad), "--all", check=False).returncode == 0
+    r = _tfc("saved_model", "run", "--dir", str(bad), "--tag_set", "serve", "--signature_def", "serving_default",
+             "--input_exprs", "x=[[1.0]]", check=False)
+    assert r.returncode == 1 and "has no name" in r.stderr, r.stderr
     r = _tfc("saved_model", "show", "--dir", str(tmp_path / "missing"), check=False)
     assert r.returncode == 1 and "NOT_FOUND" in r.stderr
 
