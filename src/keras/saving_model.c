@@ -245,5 +245,9 @@ tfc_model *tfc_keras_load_model(tfc_ctx *ctx, const char *filepath, tfc_status *
     size_t n = fp ? fread(head, 1, sizeof head, fp) : 0;
     if (fp) fclose(fp);
     if (n >= 4 && !memcmp(head, "PK\003\004", 4)) return tfc_keras_load_zip(ctx, filepath, NULL, 0, st);
-    return tfc_keras_load_h5_model(ctx, filepath, st); /* also reports missing files and other contents */
+    tfc_model *m = tfc_keras_load_h5_model(ctx, filepath, st); /* also reports missing files */
+    if (!m && st->code == TFC_DATA_LOSS && strstr(st->msg, "no HDF5 signature")) /* neither format: say both */
+        tfc_status_set(st, TFC_DATA_LOSS, "%s: not a Keras model file: neither a .keras archive (zip) nor an HDF5 "
+                       "model", filepath);
+    return m;
 }

@@ -188,6 +188,11 @@ static void test_model_round_trips(void) {
     CHECK(st.code != TFC_OK);
     CHECK(!tfc_keras_load_model(ctx, tmp_path("missing.keras"), &st));
     CHECK_CODE(&st, TFC_NOT_FOUND);
+    FILE *junk = fopen(tmp_path("junk.keras"), "wb"); /* neither a zip nor HDF5: the message says both */
+    REQUIRE(junk && fputs("not a model\n", junk) >= 0 && fclose(junk) == 0);
+    CHECK(!tfc_keras_load_model(ctx, tmp_path("junk.keras"), &st));
+    CHECK_CODE(&st, TFC_DATA_LOSS);
+    CHECK(strstr(st.msg, "junk.keras") && strstr(st.msg, "neither a .keras archive (zip) nor an HDF5 model"));
     tfc_model_free(f);
     tfc_model_free(m);
 }
