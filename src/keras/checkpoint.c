@@ -219,25 +219,8 @@ tfc_trackable *tfc_optimizer_trackable(tfc_optimizer *o, tfc_model *m, tfc_statu
 
 tfc_checkpoint *tfc_model_checkpoint_new(tfc_model *m, tfc_status *st) {
     tfc_optimizer *o = m->optimizer;
-    if (o && tfc_optimizer_iterations(o) == 0 && !tfc_optimizer_variables(o, NULL, 0) &&
-        tfc_layer_trainable_weights(&m->base, NULL, 0) > 0) {
-        /* optimizer.build(model.trainable_variables): the slots exist (zeros), so a restore can fill them; the
-         * zero-gradient step that creates them must leave the weights and the iteration count as they were */
-        int nw = tfc_model_get_weights(m, NULL, 0, st);
-        tfc_tensor **w = tfc_calloc((size_t)(nw > 0 ? nw : 1), sizeof *w);
-        bool ok = w && nw >= 0 && tfc_model_get_weights(m, w, nw, st) == nw && tfc_model_build_optimizer(m, st) &&
-                  tfc_model_set_weights(m, w, nw, st);
-        tfc_optimizer *io = o->inner ? o->inner : o;
-        tfc_tensor *zero = ok ? tfc_scalar_i64(0, st) : NULL;
-        ok = ok && zero && (!io->iterations || tfc_variable_assign(m->ctx, io->iterations, zero, st));
-        tfc_tensor_unref(zero);
-        for (int i = 0; w && i < nw; i++) tfc_tensor_unref(w[i]);
-        tfc_free(w);
-        if (!ok) {
-            if (st->code == TFC_OK) tfc_status_oom(st, "model weights", 0);
-            return NULL;
-        }
-    }
+    /* optimizer.build(model.trainable_variables): the slots exist (zeros), so a restore can fill them */
+    if (o && !tfc_optimizer_variables(o, NULL, 0) && !tfc_model_build_optimizer(m, st)) return NULL;
     tfc_trackable *objs[2] = {tfc_model_trackable(m, st), NULL};
     const char *names[2] = {"model", "optimizer"};
     int n = 1;

@@ -97,9 +97,9 @@ void tfc_model_fit_set_initial_epoch(tfc_model *m, int epoch);
  * backup repeats the epochs of an uninterrupted one. 0 outside fit. */
 uint64_t tfc_model_fit_seed_base(tfc_model *m);
 void tfc_model_fit_set_seed_base(tfc_model *m, uint64_t seed);
-/* Creates the optimizer's slot variables (when not created yet) by applying zero gradients, so that a
- * checkpoint can be restored into them; weights are unchanged for Keras's optimizers except decoupled
- * weight decay, so callers restore weights afterwards. */
+/* Keras's optimizer.build(model.trainable_variables) when the optimizer has not stepped yet: its iterations and
+ * slot variables exist (zeros) without a step, so saved state can be restored into them (tfc_optimizer_build);
+ * weights and the iteration count are unchanged. */
 bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st);
 /* Python's repr of a float32 / float64 value (shortest round-trip digits), as Keras prints logs. */
 char *tfc_py_repr_f32(float v, char *buf, size_t size);

@@ -18,6 +18,7 @@
 #include "eager/context_internal.h"
 #include "tfc/keras/mixed_precision.h"
 #include "keras/model_internal.h"
+#include "keras/optimizer_internal.h"
 #include "keras/training_prefetch.h"
 #include "platform/trace.h"
 #include "tfc/ops/array.h"
@@ -701,17 +702,10 @@ bool tfc_model_build_optimizer(tfc_model *m, tfc_status *st) {
     int nv = tfc_layer_trainable_weights(&m->base, NULL, 0);
     if (nv == 0) return true;
     tfc_variable **vars = tfc_calloc((size_t)nv, sizeof *vars);
-    tfc_tensor **grads = tfc_calloc((size_t)nv, sizeof *grads);
-    bool ok = vars && grads && tfc_scope_begin(m->ctx, st);
-    if (!vars || !grads) ok = tfc_status_oom(st, "optimizer state", 0);
-    if (ok) {
-        tfc_layer_trainable_weights(&m->base, vars, nv);
-        for (int i = 0; i < nv && ok; i++) ok = (grads[i] = tfc_zeros_like(m->ctx, tfc_variable_value(vars[i]), st)) != NULL;
-        if (ok) ok = tfc_optimizer_apply_gradients(m->optimizer, m->ctx, grads, vars, nv, st);
-        tfc_scope_end(m->ctx);
-    }
+    if (!vars) return tfc_status_oom(st, "optimizer state", (size_t)nv * sizeof *vars);
+    tfc_layer_trainable_weights(&m->base, vars, nv);
+    bool ok = tfc_optimizer_build(m->optimizer, m->ctx, vars, nv, st);
     tfc_free(vars);
-    tfc_free(grads);
     return ok;
 }
 
