@@ -319,6 +319,13 @@ def assert_both_raise(op, inputs, attrs=None):
     return tfc_exc, tf_exc
 
 
+def need(*fns):
+    """Skips the calling test when libtfc lacks one of the Keras C functions (tfc.keras.available)."""
+    missing = [f for f in fns if not tfc.keras.available(f)]
+    if missing:
+        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
+
+
 def require_ops(*names):
     """Skips the calling test when tfc does not register one of the ops yet."""
     missing = [n for n in names if tfc.op_info(n) is None]

@@ -10,16 +10,10 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import random_array, tf, tfc
+from conftest import need, random_array, tf, tfc
 
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
-
-
-def need(*fns):
-    missing = [f for f in fns if not K.available(f)]
-    if missing:
-        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
 
 
 def raises_both(tfc_fn, tf_fn, cls=tfc.InvalidArgumentError, contains=()):

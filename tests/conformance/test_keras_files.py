@@ -12,17 +12,11 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import assert_close, random_array, tfc
+from conftest import assert_close, need, random_array, tfc
 
 keras = pytest.importorskip("keras")
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
-
-
-def need(*fns):
-    missing = [f for f in fns if not K.available(f)]
-    if missing:
-        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
 
 
 def k3_mlp():

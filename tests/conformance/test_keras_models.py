@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import assert_close, random_array, tf, tfc
+from conftest import assert_close, need, random_array, tf, tfc
 
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
@@ -17,12 +17,6 @@ L = tf_keras.layers
 # Keys tf_keras 2.21 writes that TensorFlow 2.4's Keras (which tfc follows) did not: module, registered_name
 # (every serialized object), build_config (layers), optional (InputLayer, tf_keras >= 2.16).
 IGNORED_KEYS = ("module", "registered_name", "build_config", "optional")
-
-
-def need(*fns):
-    missing = [f for f in fns if not K.available(f)]
-    if missing:
-        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
 
 
 def norm(v):

@@ -17,19 +17,13 @@ import json
 import numpy as np
 import pytest
 
-from conftest import assert_close, random_array, tf, tfc
+from conftest import assert_close, need, random_array, tf, tfc
 
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
 
 STEPS = 50
 LOSS_RTOL = 1e-4
-
-
-def need(*fns):
-    if not K.available(*fns):
-        missing = [f for f in fns if not K.available(f)]
-        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
 
 
 def norm(v):

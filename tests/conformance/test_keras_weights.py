@@ -8,16 +8,10 @@ import h5py
 import numpy as np
 import pytest
 
-from conftest import assert_close, random_array, tf, tfc
+from conftest import assert_close, need, random_array, tf, tfc
 
 tf_keras = pytest.importorskip("tf_keras")
 K = tfc.keras
-
-
-def need(*fns):
-    missing = [f for f in fns if not K.available(f)]
-    if missing:
-        pytest.skip("libtfc has no %s yet" % ", ".join(missing))
 
 
 def m_mlp():
