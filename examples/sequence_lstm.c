@@ -52,6 +52,7 @@ int main(int argc, char **argv) {
         return fprintf(stderr, "usage: %s [epochs >= 1 [train_samples >= 1 [test_samples >= 1]]]\n", argv[0]), 2;
     tfc_tensor *y_test = NULL;
     tfc_status st = TFC_STATUS_INIT;
+    int rc = 1;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 42, .has_seed = true}, &st);
     if (!ctx) return fprintf(stderr, "%s\n", st.msg), 1;
     tfc_dataset_arrays d = {0};
@@ -59,23 +60,26 @@ int main(int argc, char **argv) {
     tfc_model *model = NULL;
     tfc_history *history = NULL;
     double test[2] = {0, 0};
-    if (!tfc_datasets_fashion_mnist_load(NULL, &d, &st)) goto fail;
+    if (!tfc_datasets_fashion_mnist_load(NULL, &d, &st)) goto done;
     if (!(x_train = preprocess(ctx, d.x_train, n, &st)) || !(y_train = first_labels(ctx, d.y_train, n, &st)) ||
         !(x_test = preprocess(ctx, d.x_test, n_test, &st)) || !(y_test = first_labels(ctx, d.y_test, n_test, &st)))
-        goto fail;
+        goto done;
     printf("%lld training sequences of 28 steps x 28 features, %lld test sequences\n",
            (long long)tfc_tensor_dim(x_train, 0), (long long)tfc_tensor_dim(x_test, 0));
     model = tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_input_layer(.input_shape = {28, 28}),
                                                 tfc_layers_lstm(.units = 128),
                                                 tfc_layers_dense(.units = 10, .activation = "softmax"), NULL});
-    if (!model || !tfc_model_summary(model, stdout, &st)) goto fail;
+    if (!model || !tfc_model_summary(model, stdout, &st)) goto done;
     if (!tfc_compile(model, &st, .optimizer = tfc_optimizers_adam(), .loss_name = "sparse_categorical_crossentropy",
                      .metrics = {"accuracy"}))
-        goto fail;
+        goto done;
     tfc_fit_opts fit = {.batch_size = 128, .epochs = epochs};
-    if (!tfc_model_fit(model, x_train, y_train, &fit, &history, &st)) goto fail;
-    if (tfc_model_evaluate(model, x_test, y_test, &(tfc_eval_opts){.batch_size = 256}, test, 2, &st) < 0) goto fail;
+    if (!tfc_model_fit(model, x_train, y_train, &fit, &history, &st)) goto done;
+    if (tfc_model_evaluate(model, x_test, y_test, &(tfc_eval_opts){.batch_size = 256}, test, 2, &st) < 0) goto done;
     printf("Test loss: %.4f\ntest_accuracy=%.4f\n", test[0], test[1]);
+    rc = 0;
+done:
+    if (rc) fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
     tfc_history_free(history);
     tfc_model_free(model);
     tfc_tensor_unref(x_train);
@@ -84,16 +88,5 @@ int main(int argc, char **argv) {
     tfc_tensor_unref(y_test);
     tfc_datasets_free(&d);
     tfc_ctx_free(ctx);
-    return 0;
-fail:
-    fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
-    tfc_history_free(history);
-    tfc_model_free(model);
-    tfc_tensor_unref(x_train);
-    tfc_tensor_unref(y_train);
-    tfc_tensor_unref(x_test);
-    tfc_tensor_unref(y_test);
-    tfc_datasets_free(&d);
-    tfc_ctx_free(ctx);
-    return 1;
+    return rc;
 }

@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
     int64_t n = argc > 2 ? atoll(argv[2]) : 60000;
     if (epochs < 1 || n < 1) return fprintf(stderr, "usage: %s [epochs >= 1 [train_samples >= 1]]\n", argv[0]), 2;
     tfc_status st = TFC_STATUS_INIT;
+    int rc = 1;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 42, .has_seed = true}, &st);
     if (!ctx) return fprintf(stderr, "%s\n", st.msg), 1;
     tfc_dataset_arrays d = {0};
@@ -51,11 +52,11 @@ int main(int argc, char **argv) {
     tfc_model *model = NULL;
     tfc_history *history = NULL;
     double test[2] = {0, 0};
-    if (!tfc_datasets_fashion_mnist_load(NULL, &d, &st)) goto fail;
+    if (!tfc_datasets_fashion_mnist_load(NULL, &d, &st)) goto done;
     if (!(x_train = scaled_head(ctx, d.x_train, n, true, &st)) ||
         !(y_train = scaled_head(ctx, d.y_train, n, false, &st)) ||
         !(x_test = scaled_head(ctx, d.x_test, tfc_tensor_dim(d.x_test, 0), true, &st)))
-        goto fail;
+        goto done;
     printf("%lld training sequences of 28 tokens x 28 features, %lld test sequences\n",
            (long long)tfc_tensor_dim(x_train, 0), (long long)tfc_tensor_dim(x_test, 0));
 
@@ -71,15 +72,18 @@ int main(int argc, char **argv) {
     tfc_ktensor *x2 = apply1(tfc_layers_layer_normalization(.epsilon = 1e-6), sum2, &st);
     tfc_ktensor *out = apply1(tfc_layers_dense(.units = 10, .activation = "softmax"),
                               apply1(tfc_layers_flatten(), x2, &st), &st);
-    if (!out || !(model = tfc_model_new(ctx, &in, 1, &out, 1, "transformer", &st))) goto fail;
-    if (!tfc_model_summary(model, stdout, &st)) goto fail;
+    if (!out || !(model = tfc_model_new(ctx, &in, 1, &out, 1, "transformer", &st))) goto done;
+    if (!tfc_model_summary(model, stdout, &st)) goto done;
     if (!tfc_compile(model, &st, .optimizer = tfc_optimizers_adam(), .loss_name = "sparse_categorical_crossentropy",
                      .metrics = {"accuracy"}))
-        goto fail;
+        goto done;
     tfc_fit_opts fit = {.batch_size = 128, .epochs = epochs};
-    if (!tfc_model_fit(model, x_train, y_train, &fit, &history, &st)) goto fail;
-    if (tfc_model_evaluate(model, x_test, d.y_test, &(tfc_eval_opts){.batch_size = 256}, test, 2, &st) < 0) goto fail;
+    if (!tfc_model_fit(model, x_train, y_train, &fit, &history, &st)) goto done;
+    if (tfc_model_evaluate(model, x_test, d.y_test, &(tfc_eval_opts){.batch_size = 256}, test, 2, &st) < 0) goto done;
     printf("Test loss: %.4f\ntest_accuracy=%.4f\n", test[0], test[1]);
+    rc = 0;
+done:
+    if (rc) fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
     tfc_history_free(history);
     tfc_model_free(model);
     tfc_tensor_unref(x_train);
@@ -87,15 +91,5 @@ int main(int argc, char **argv) {
     tfc_tensor_unref(x_test);
     tfc_datasets_free(&d);
     tfc_ctx_free(ctx);
-    return 0;
-fail:
-    fprintf(stderr, "error: %s: %s\n", tfc_code_name(st.code), st.msg);
-    tfc_history_free(history);
-    tfc_model_free(model);
-    tfc_tensor_unref(x_train);
-    tfc_tensor_unref(y_train);
-    tfc_tensor_unref(x_test);
-    tfc_datasets_free(&d);
-    tfc_ctx_free(ctx);
-    return 1;
+    return rc;
 }
