@@ -42,25 +42,72 @@ typedef struct tfc_shape_ctx {
 typedef bool (*tfc_shape_fn)(tfc_shape_ctx *c, tfc_status *st);
 
 /* ---- kernels ----------------------------------------------------------------------------------------
- * out[i] is allocated by the framework when the shape fn gave a fully known shape, else NULL and the
+ * A kernel sees its call through an opaque context read with the accessors below (TensorFlow's
+ * OpKernelContext), so fields (a stream, a device allocator) can be added without breaking the ABI.
+ * Output i is allocated by the framework when the shape fn gave a fully known shape, else it is NULL and the
  * kernel must set it (tfc_kernel_alloc_output). Inputs are valid per the shape fn. */
-typedef struct tfc_kernel_ctx {
-    tfc_ctx *ctx;
-    const tfc_op_def *op;
-    const tfc_attrs *attrs;
-    int n_in;
-    tfc_tensor *const *in;
-    int n_out;
-    tfc_tensor **out;
-    tfc_threadpool *pool;
-} tfc_kernel_ctx;
+typedef struct tfc_kernel_ctx tfc_kernel_ctx;
+typedef struct tfc_device tfc_device;
 typedef bool (*tfc_kernel_fn)(tfc_kernel_ctx *k, tfc_status *st);
 
-/* Allocates out[i] with dtype out_dtypes and the given shape (uninitialised data). */
+/* Number of (flattened) inputs of the call. */
+TFC_API int tfc_kernel_num_inputs(const tfc_kernel_ctx *k);
+/* Input i (borrowed, valid during the call); NULL when i is out of range or while an instance is being
+ * created (no tensors exist yet then: use tfc_kernel_input_dtype). */
+TFC_API tfc_tensor *tfc_kernel_input(const tfc_kernel_ctx *k, int i);
+/* Dtype of input i, also while an instance is created; TFC_INVALID_DTYPE when i is out of range. */
+TFC_API tfc_dtype tfc_kernel_input_dtype(const tfc_kernel_ctx *k, int i);
+/* Number of outputs of the call. */
+TFC_API int tfc_kernel_num_outputs(const tfc_kernel_ctx *k);
+/* Output i (borrowed; NULL until allocated when its shape depends on data, or when i is out of range). */
+TFC_API tfc_tensor *tfc_kernel_output(const tfc_kernel_ctx *k, int i);
+/* The call's resolved attrs (borrowed, valid during the call): read them with tfc_attrs_int etc. */
+TFC_API const tfc_attrs *tfc_kernel_attrs(const tfc_kernel_ctx *k);
+/* The op being run. */
+TFC_API const tfc_op_def *tfc_kernel_op(const tfc_kernel_ctx *k);
+/* The intra-op thread pool the kernel may split work on (tfc_threadpool_parallel_for); may be NULL. */
+TFC_API tfc_threadpool *tfc_kernel_pool(const tfc_kernel_ctx *k);
+/* The eager context the call runs under (borrowed). */
+TFC_API tfc_ctx *tfc_kernel_context(const tfc_kernel_ctx *k);
+/* The device the kernel runs on (include/tfc/device.h); the CPU device for every kernel today. */
+TFC_API const tfc_device *tfc_kernel_device(const tfc_kernel_ctx *k);
+/* The kernel instance's state: what its create function stored (tfc_kernel_def); NULL for plain kernels. */
+TFC_API void *tfc_kernel_state(const tfc_kernel_ctx *k);
+
+/* Allocates output i with the op's output dtype and the given shape (uninitialised data). */
 TFC_API tfc_tensor *tfc_kernel_alloc_output(tfc_kernel_ctx *k, int i, const int64_t *dims, int rank,
                                             tfc_status *st);
-/* Makes out[i] share input j's buffer (Identity, Reshape, ...), with the given shape. */
+/* Makes output i share input j's buffer (Identity, Reshape, ...), with the given shape (NULL: input j's). */
 TFC_API bool tfc_kernel_forward_input(tfc_kernel_ctx *k, int j, int i, const tfc_shape *shape, tfc_status *st);
+
+/* ---- kernel instances (TensorFlow's OpKernel construction; tensorflow/c/kernels.h's TF_NewKernelBuilder) ----
+ * create runs once per (op, attrs, device, input dtypes): it parses the attrs and sets *state to what the
+ * kernel keeps between calls (a random generator, a transformed filter), read back by compute with
+ * tfc_kernel_state. While create runs, tfc_kernel_input is NULL and tfc_kernel_input_dtype gives the dtypes.
+ * create returns false with st set on bad attrs; destroy(state) frees it when the instance goes (an eager
+ * context's instance cache evicts it, is cleared by tfc_ctx_set_seed or freed; a graph function's plan is
+ * freed). An instance may be computed from several threads at once: state it changes needs its own lock. */
+typedef bool (*tfc_kernel_create_fn)(tfc_kernel_ctx *k, void **state, tfc_status *st);
+typedef void (*tfc_kernel_destroy_fn)(void *state);
+#define TFC_KERNEL_MAX_DTYPES 16
+typedef struct tfc_kernel_def {
+    const char *op;                 /* a registered op's name */
+    const char *device;             /* device type: "CPU" (NULL means "CPU") */
+    tfc_kernel_fn compute;          /* required */
+    tfc_kernel_create_fn create;    /* NULL: a plain kernel without state */
+    tfc_kernel_destroy_fn destroy;  /* may be NULL */
+    /* Dtype constraint (TensorFlow's TypeConstraint): NULL for any; else this kernel serves only calls whose
+     * type attr `type_attr` is one of dtypes[0..n_dtypes) */
+    const char *type_attr;
+    int n_dtypes;
+    tfc_dtype dtypes[TFC_KERNEL_MAX_DTYPES];
+} tfc_kernel_def;
+
+/* Registers a kernel (def is copied). A call picks the most recent registration of its (op, device) whose
+ * dtype constraint admits it, so a later registration with the same constraint replaces the earlier one.
+ * NOT_FOUND for an unregistered op or a type_attr the op lacks; UNIMPLEMENTED for an unknown device;
+ * INVALID_ARGUMENT for a NULL compute or n_dtypes outside [0, TFC_KERNEL_MAX_DTYPES]. */
+TFC_API bool tfc_kernel_register_def(const tfc_kernel_def *def, tfc_status *st);
 
 /* ---- gradients --------------------------------------------------------------------------------------
  * Symbol-to-symbol: a gradient function emits ops with tfc_execute (so it works on tapes, in graphs and
@@ -100,8 +147,9 @@ struct tfc_op_def {
 
 /* Registers a user op (copied by pointer: def must outlive the process). ALREADY_EXISTS on name clash. */
 TFC_API bool tfc_op_register(const tfc_op_def *def, tfc_status *st);
-/* Registers a kernel for an op on a device ("CPU"). The kernel dispatches on dtype itself and returns
- * UNIMPLEMENTED for dtypes it lacks. A later registration for the same (op, device) replaces the earlier. */
+/* Registers a plain kernel for an op on a device ("CPU"), for every dtype: the kernel dispatches on dtype
+ * itself and returns UNIMPLEMENTED for dtypes it lacks. A later registration for the same (op, device)
+ * replaces the earlier. Same as tfc_kernel_register_def with only op, device and compute set. */
 TFC_API bool tfc_kernel_register(const char *op_name, const char *device, tfc_kernel_fn fn, tfc_status *st);
 
 typedef struct tfc_op tfc_op;  /* a registered, parsed op */
@@ -111,6 +159,7 @@ TFC_API int tfc_op_count(void);
 TFC_API const tfc_op *tfc_op_at(int i); /* registration order; NULL past the end */
 /* Dtypes the op accepts for its first type attr (all dtypes of a fixed-type op); returns the count. */
 TFC_API int tfc_op_dtypes(const tfc_op *op, tfc_dtype *out, int max);
+/* True when the device type ("CPU"; NULL means "CPU") has some kernel registered for op. */
 TFC_API bool tfc_op_has_kernel(const tfc_op *op, const char *device);
 TFC_API bool tfc_op_has_gradient(const tfc_op *op);
 

@@ -13,6 +13,7 @@
 #include "tfc/tensor.h"
 #include "tfc/attr.h"
 #include "tfc/op.h"
+#include "tfc/device.h"
 #include "tfc/eager.h"
 #include "tfc/config.h"
 #include "tfc/function.h"

@@ -47,6 +47,7 @@ static tfc_tensor *tensor_shell(tfc_dtype dt, const tfc_shape *shape, int64_t n,
     t->resource_release = NULL;
     t->node = NULL;
     t->node_output = 0;
+    t->device = NULL;
     return t;
 }
 
@@ -104,6 +105,7 @@ tfc_tensor *tfc_tensor_share(tfc_tensor *src, const tfc_shape *shape, tfc_status
     if (src->buf) atomic_fetch_add(&src->buf->refcount, 1);
     t->buf = src->buf;
     t->data = src->data;
+    t->device = src->device;
     return t;
 }
 

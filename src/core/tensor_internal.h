@@ -29,6 +29,7 @@ struct tfc_tensor {
     void (*resource_release)(void *resource);
     void *node;        /* graph tracing: producing node (symbolic tensors) */
     int node_output;
+    const struct tfc_device *device; /* the device holding data (tfc_tensor_device); NULL: the host CPU */
 };
 
 /* New tensor with uninitialised data (zeroed for strings). dims must be validated non-negative. */

@@ -3,7 +3,7 @@
 
 #include "eager/context_internal.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/random_state.h"
+#include "eager/kernel_cache.h"
 
 tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
     tfc_cpu_kernels_init();
@@ -27,7 +27,7 @@ void tfc_ctx_free(tfc_ctx *ctx) {
     if (!ctx) return;
     while (ctx->n_scopes > 0) tfc_scope_end(ctx);
     if (ctx->flib_free) ctx->flib_free(ctx->flib);
-    tfc_random_state_clear(ctx);
+    tfc_kernel_cache_free(ctx);
     tfc_free(ctx->scopes);
     tfc_threadpool_free(ctx->pool);
     tfc_free(ctx);
@@ -39,7 +39,7 @@ void tfc_ctx_set_seed(tfc_ctx *ctx, int64_t seed) {
     ctx->global_seed = seed;
     ctx->has_seed = true;
     ctx->op_seed_counter = 0;
-    tfc_random_state_clear(ctx); /* TensorFlow clears its kernel cache: seeded streams restart */
+    tfc_kernel_cache_clear(ctx); /* as TensorFlow clears its kernel cache: seeded streams restart */
 }
 
 bool tfc_scope_begin(tfc_ctx *ctx, tfc_status *st) {

@@ -32,6 +32,7 @@ struct tfc_ctx {
     void *flib;
     void (*flib_free)(void *flib);
     unsigned optimizer_off; /* graph passes switched off (bit per pass of tfc_optimizer_opts; 0 = all on) */
+    struct tfc_kernel_cache *kcache; /* kernel instances of eager calls (kernel_cache.h); NULL until needed */
 };
 
 /* The infer half of an op call (validate, resolve attrs, output dtypes and shapes): shared by eager dispatch

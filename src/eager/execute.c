@@ -2,7 +2,9 @@
 #include <string.h>
 
 #include "core/variable.h"
+#include "device/device.h"
 #include "eager/context_internal.h"
+#include "eager/kernel_cache.h"
 #include "eager/trace_op.h"
 
 static void unref_all(tfc_tensor **t, int n) {
@@ -56,15 +58,23 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
     const int n_out = tfc_op_infer(op, in, n_in, attrs, n_attrs, &ra, out_dtypes, out_shapes, max_out, st);
     if (n_out < 0) return -1;
 
-    if (!op->cpu_kernel) {
+    const tfc_kernel_entry *ke = tfc_device_kernel(tfc_device_cpu(), op, &ra);
+    if (!ke) {
         tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: no CPU kernel registered", name);
         return -1;
+    }
+    tfc_kernel_inst *inst = NULL;
+    if (ke->create) {
+        tfc_dtype in_dtypes[TFC_MAX_IO];
+        for (int i = 0; i < n_in; i++) in_dtypes[i] = in[i]->dtype;
+        if (!(inst = tfc_kernel_cache_get(ctx, ke, op, &ra, in_dtypes, n_in, st))) return -1;
     }
     tfc_tensor *res[TFC_MAX_IO] = {0};
     for (int i = 0; i < n_out; i++) {
         if (!tfc_shape_is_fully_defined(&out_shapes[i])) continue;
         if (!(res[i] = tfc_tensor_alloc(out_dtypes[i], &out_shapes[i], st))) {
             unref_all(res, n_out);
+            tfc_kernel_inst_unref(inst);
             if (st->code == TFC_INVALID_ARGUMENT) {
                 char m[sizeof st->msg];
                 memcpy(m, st->msg, sizeof m);
@@ -73,11 +83,13 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
             return -1;
         }
     }
+    /* kernels may allocate outputs with data-dependent shapes; they use the resolved attrs' dtypes */
     tfc_kernel_ctx k = {.ctx = ctx, .op = op->def, .attrs = &ra, .n_in = n_in, .in = in, .n_out = n_out,
-                        .out = res, .pool = ctx->pool};
-    /* kernels may allocate outputs with data-dependent shapes; they use sc's dtypes */
-    k.attrs = &ra;
-    if (!op->cpu_kernel(&k, st)) {
+                        .out = res, .pool = ctx->pool, .state = inst ? inst->state : NULL,
+                        .instance_of = tfc_kernel_cache_instance_of};
+    const bool ran = ke->compute(&k, st);
+    tfc_kernel_inst_unref(inst);
+    if (!ran) {
         unref_all(res, n_out);
         return -1;
     }

@@ -4,6 +4,7 @@
  * kernels and drops values at their last use, so a node costs about one kernel call. */
 #include <string.h>
 
+#include "device/device.h"
 #include "graph/exec.h"
 #include "graph/optimize.h"
 
@@ -12,6 +13,7 @@ enum { X_KERNEL, X_ARG, X_CONST, X_NOOP };
 typedef struct xnode {
     const tfc_gnode *n;
     tfc_kernel_fn kernel;
+    tfc_kernel_inst *inst; /* the kernel's instance when it has state (node_kernel); NULL for plain kernels */
     int kind;
     int arg;          /* X_ARG: argument index */
     int in_off;       /* first entry of this node's inputs in x->in_slots */
@@ -35,6 +37,7 @@ struct tfc_exec {
 static void exec_free(void *p) {
     tfc_exec *x = p;
     if (!x) return;
+    for (int i = 0; x->nodes && i < x->n_nodes; i++) tfc_kernel_inst_unref(x->nodes[i].inst);
     tfc_opt_graph_clear(&x->og);
     tfc_free(x->nodes);
     tfc_free(x->in_slots);
@@ -53,6 +56,18 @@ int tfc_exec_pass_report(const tfc_exec *x, const char **names, int *before, int
         after[i] = x->og.stats[i].after;
     }
     return x->og.n_stats;
+}
+
+/* The node's kernel, and its instance when the kernel keeps state: made once per instantiation, as
+ * TensorFlow constructs a function's OpKernels when it is instantiated. */
+static bool node_kernel(tfc_ctx *ctx, const tfc_graph *g, const tfc_gnode *d, xnode *xn, tfc_status *st) {
+    const tfc_kernel_entry *ke = tfc_device_kernel(tfc_device_cpu(), d->op, d->attrs);
+    if (!ke) return tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': %s has no CPU kernel", d->name, d->op->def->name);
+    xn->kernel = ke->compute;
+    if (!ke->create) return true;
+    tfc_dtype dts[TFC_MAX_IO];
+    for (int i = 0; i < d->n_in && i < TFC_MAX_IO; i++) dts[i] = g->nodes[d->in[i].node]->out_dtypes[d->in[i].index];
+    return (xn->inst = tfc_kernel_inst_new(ctx, tfc_device_cpu(), ke, d->op, d->attrs, dts, d->n_in, st)) != NULL;
 }
 
 static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
@@ -160,10 +175,7 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
             xn->kind = X_NOOP;
         } else {
             xn->kind = X_KERNEL;
-            if (!(xn->kernel = d->op->cpu_kernel)) {
-                tfc_status_set(st, TFC_UNIMPLEMENTED, "node '%s': %s has no CPU kernel", d->name, opn);
-                goto fail;
-            }
+            if (!node_kernel(ctx, g, d, xn, st)) goto fail;
         }
     }
     tfc_free(order);
@@ -216,7 +228,8 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
     tfc_shape dyn[TFC_MAX_IO];
     if (xn->calls) {
         tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
-                            .n_out = d->n_out, .out = res, .pool = ctx->pool};
+                            .n_out = d->n_out, .out = res, .pool = ctx->pool,
+                        .state = xn->inst ? xn->inst->state : NULL};
         return xn->kernel(&k, st);
     }
     if (!xn->static_out) {
@@ -241,7 +254,8 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
         if (tfc_shape_is_fully_defined(&shapes[o]) && !(res[o] = tfc_tensor_alloc(d->out_dtypes[o], &shapes[o], st)))
             return false;
     tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
-                        .n_out = d->n_out, .out = res, .pool = ctx->pool};
+                        .n_out = d->n_out, .out = res, .pool = ctx->pool,
+                        .state = xn->inst ? xn->inst->state : NULL};
     if (!xn->kernel(&k, st)) return false;
     for (int o = 0; o < d->n_out; o++)
         if (!res[o]) return tfc_status_set(st, TFC_INTERNAL, "node '%s': kernel did not produce output %d", d->name, o);

@@ -74,7 +74,7 @@ static bool fold_constants(work *w, tfc_status *st) {
     const int n0 = w->g->n_nodes;
     for (int i = 0; i < n0; i++) {
         tfc_gnode *n = w->g->nodes[i];
-        if (w->dead[i] || n->n_in == 0 || n->n_out == 0 || n->n_ctrl || n->op->def->stateful || !n->op->cpu_kernel ||
+        if (w->dead[i] || n->n_in == 0 || n->n_out == 0 || n->n_ctrl || n->op->def->stateful || !tfc_op_has_kernel(n->op, "CPU") ||
             has_func_attr(n))
             continue;
         bool ok = true;
@@ -233,43 +233,13 @@ done:
 }
 
 /* ---- common subexpression elimination ---- */
-static bool tensor_equal(const tfc_tensor *a, const tfc_tensor *b) {
-    if (a == b) return true;
-    if (a->dtype != b->dtype || !tfc_shape_equal(&a->shape, &b->shape) || a->dtype == TFC_STRING ||
-        a->dtype == TFC_RESOURCE || !a->data || !b->data)
-        return false;
-    return !memcmp(a->data, b->data, tfc_tensor_byte_size(a));
-}
-
-static bool attr_equal(const tfc_attr *a, const tfc_attr *b) {
-    if (a->kind != b->kind || a->n != b->n) return false;
-    switch (a->kind) {
-    case TFC_ATTR_NONE: return true;
-    case TFC_ATTR_INT: return a->v.i == b->v.i;
-    case TFC_ATTR_FLOAT: return a->v.f == b->v.f;
-    case TFC_ATTR_BOOL: return a->v.b == b->v.b;
-    case TFC_ATTR_TYPE: return a->v.type == b->v.type;
-    case TFC_ATTR_STRING: case TFC_ATTR_FUNC: return !strcmp(a->v.s, b->v.s);
-    case TFC_ATTR_TENSOR: return tensor_equal(a->v.tensor, b->v.tensor);
-    case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: case TFC_ATTR_LIST_FLOAT:
-        return a->n <= 0 || !memcmp(a->v.ints, b->v.ints, (size_t)a->n * 8);
-    case TFC_ATTR_LIST_TYPE: return !a->n || !memcmp(a->v.types, b->v.types, (size_t)a->n * sizeof(tfc_dtype));
-    case TFC_ATTR_LIST_SHAPE: return !a->n || !memcmp(a->v.shapes, b->v.shapes, (size_t)a->n * sizeof(tfc_shape));
-    case TFC_ATTR_LIST_STRING: case TFC_ATTR_LIST_FUNC:
-        for (int i = 0; i < a->n; i++)
-            if (strcmp(a->v.strs[i], b->v.strs[i])) return false;
-        return true;
-    }
-    return false;
-}
-
 static bool same_node(const tfc_gnode *a, const tfc_gnode *b) {
     if (a->op != b->op || a->n_in != b->n_in || a->n_out != b->n_out) return false;
     for (int k = 0; k < a->n_in; k++)
         if (a->in[k].node != b->in[k].node || a->in[k].index != b->in[k].index) return false;
     if (!a->attrs || !b->attrs) return a->attrs == b->attrs;
     for (int i = 0; i < a->attrs->n; i++)
-        if (!attr_equal(&a->attrs->a[i], &b->attrs->a[i])) return false;
+        if (!tfc_attr_equal(&a->attrs->a[i], &b->attrs->a[i])) return false;
     return true;
 }
 

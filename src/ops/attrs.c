@@ -399,3 +399,82 @@ const tfc_shape *tfc_attrs_shapes(const tfc_attrs *a, const char *name, int *n) 
 }
 int tfc_attrs_count(const tfc_attrs *a) { return a ? a->n : 0; }
 const tfc_attr *tfc_attrs_at(const tfc_attrs *a, int i) { return a && i >= 0 && i < a->n ? &a->a[i] : NULL; }
+
+/* ---- comparing and hashing resolved attrs (graph CSE, the eager kernel-instance cache) ---- */
+static bool tensor_equal(const tfc_tensor *a, const tfc_tensor *b) {
+    if (a == b) return true;
+    if (a->dtype != b->dtype || !tfc_shape_equal(&a->shape, &b->shape) || a->dtype == TFC_STRING ||
+        a->dtype == TFC_RESOURCE || !a->data || !b->data)
+        return false;
+    return !memcmp(a->data, b->data, tfc_tensor_byte_size(a));
+}
+
+/* n counts only for shapes and lists: resolving leaves it unset in scalar attrs */
+static bool has_n(tfc_attr_kind k) { return k == TFC_ATTR_SHAPE || (k >= TFC_ATTR_LIST_INT && k != TFC_ATTR_FUNC); }
+
+bool tfc_attr_equal(const tfc_attr *a, const tfc_attr *b) {
+    if (a->kind != b->kind || (has_n(a->kind) && a->n != b->n)) return false;
+    switch (a->kind) {
+    case TFC_ATTR_NONE: return true;
+    case TFC_ATTR_INT: return a->v.i == b->v.i;
+    case TFC_ATTR_FLOAT: return a->v.f == b->v.f;
+    case TFC_ATTR_BOOL: return a->v.b == b->v.b;
+    case TFC_ATTR_TYPE: return a->v.type == b->v.type;
+    case TFC_ATTR_STRING: case TFC_ATTR_FUNC: return !strcmp(a->v.s, b->v.s);
+    case TFC_ATTR_TENSOR: return tensor_equal(a->v.tensor, b->v.tensor);
+    case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: case TFC_ATTR_LIST_FLOAT:
+        return a->n <= 0 || !memcmp(a->v.ints, b->v.ints, (size_t)a->n * 8);
+    case TFC_ATTR_LIST_TYPE: return !a->n || !memcmp(a->v.types, b->v.types, (size_t)a->n * sizeof(tfc_dtype));
+    case TFC_ATTR_LIST_SHAPE: return !a->n || !memcmp(a->v.shapes, b->v.shapes, (size_t)a->n * sizeof(tfc_shape));
+    case TFC_ATTR_LIST_STRING: case TFC_ATTR_LIST_FUNC:
+        for (int i = 0; i < a->n; i++)
+            if (strcmp(a->v.strs[i], b->v.strs[i])) return false;
+        return true;
+    }
+    return false;
+}
+
+bool tfc_attrs_equal(const tfc_attrs *a, const tfc_attrs *b) {
+    if (a->op != b->op || a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++)
+        if (!tfc_attr_equal(&a->a[i], &b->a[i])) return false;
+    return true;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001B3ull; }
+
+static uint64_t mix_bytes(uint64_t h, const void *p, size_t n) {
+    const unsigned char *c = p;
+    for (size_t i = 0; i < n; i++) h = mix(h, c[i]);
+    return h;
+}
+
+uint64_t tfc_attrs_hash(const tfc_attrs *a) {
+    uint64_t h = mix(0xCBF29CE484222325ull, (uint64_t)(uintptr_t)a->op);
+    for (int i = 0; i < a->n; i++) {
+        const tfc_attr *x = &a->a[i];
+        h = mix(mix(h, (uint64_t)x->kind), has_n(x->kind) ? (uint64_t)x->n : 0);
+        switch (x->kind) {
+        case TFC_ATTR_NONE: break;
+        case TFC_ATTR_INT: h = mix(h, (uint64_t)x->v.i); break;
+        case TFC_ATTR_FLOAT: h = mix_bytes(h, &x->v.f, sizeof x->v.f); break;
+        case TFC_ATTR_BOOL: h = mix(h, x->v.b); break;
+        case TFC_ATTR_TYPE: h = mix(h, (uint64_t)x->v.type); break;
+        case TFC_ATTR_STRING: case TFC_ATTR_FUNC: h = mix_bytes(h, x->v.s, strlen(x->v.s)); break;
+        case TFC_ATTR_TENSOR: h = mix(h, (uint64_t)x->v.tensor->dtype); break; /* equality compares the data */
+        case TFC_ATTR_SHAPE: case TFC_ATTR_LIST_INT: case TFC_ATTR_LIST_FLOAT:
+            if (x->n > 0) h = mix_bytes(h, x->v.ints, (size_t)x->n * 8);
+            break;
+        case TFC_ATTR_LIST_TYPE:
+            if (x->n > 0) h = mix_bytes(h, x->v.types, (size_t)x->n * sizeof(tfc_dtype));
+            break;
+        case TFC_ATTR_LIST_SHAPE:
+            if (x->n > 0) h = mix_bytes(h, x->v.shapes, (size_t)x->n * sizeof(tfc_shape));
+            break;
+        case TFC_ATTR_LIST_STRING: case TFC_ATTR_LIST_FUNC:
+            for (int k = 0; k < x->n; k++) h = mix_bytes(mix(h, 0), x->v.strs[k], strlen(x->v.strs[k]));
+            break;
+        }
+    }
+    return h;
+}

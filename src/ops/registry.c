@@ -9,12 +9,11 @@
 #include "ops/op_list.h"
 #include "ops/registry.h"
 
-#define MAX_OPS 512
-static tfc_op *ops[MAX_OPS];
+static tfc_op *ops[TFC_MAX_OPS];
 static int n_ops;
-/* Name -> op, open addressing with linear probing (4x MAX_OPS slots: never full). Slots are filled under
+/* Name -> op, open addressing with linear probing (4x TFC_MAX_OPS slots: never full). Slots are filled under
  * reg_mu and read without it: a slot goes from NULL to its final op once, published with release order. */
-#define HASH_SLOTS (4 * MAX_OPS)
+#define HASH_SLOTS (4 * TFC_MAX_OPS)
 static tfc_op *by_name[HASH_SLOTS];
 
 static uint32_t name_hash(const char *s) { /* FNV-1a */
@@ -274,7 +273,7 @@ static tfc_op *find_locked(const char *name) { return find_hashed(name); }
 
 static bool register_locked(const tfc_op_def *def, tfc_status *st) {
     if (find_locked(def->name)) return tfc_status_set(st, TFC_ALREADY_EXISTS, "op %s is already registered", def->name);
-    if (n_ops >= MAX_OPS) return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "op registry is full");
+    if (n_ops >= TFC_MAX_OPS) return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "op registry is full");
     tfc_op *op = tfc_malloc(sizeof *op);
     if (!op) return tfc_status_oom(st, "op registry", sizeof *op);
     if (!tfc_op_parse(def, op, st)) {
@@ -315,17 +314,6 @@ bool tfc_op_register(const tfc_op_def *def, tfc_status *st) {
     return ok;
 }
 
-bool tfc_kernel_register(const char *op_name, const char *device, tfc_kernel_fn fn, tfc_status *st) {
-    tfc_registry_init();
-    if (device && strcmp(device, "CPU"))
-        return tfc_status_set(st, TFC_UNIMPLEMENTED, "kernel_register: unknown device %s", device);
-    pthread_mutex_lock(&reg_mu);
-    tfc_op *op = find_locked(op_name);
-    if (op) op->cpu_kernel = fn;
-    pthread_mutex_unlock(&reg_mu);
-    return op ? true : tfc_status_set(st, TFC_NOT_FOUND, "kernel_register: op %s is not registered", op_name);
-}
-
 /* A front cache keyed by the address of the name: callers pass string literals ("MatMul"), so the same
  * addresses come back every training step, and a slot found by the address replaces hashing the name byte
  * by byte. A hit is confirmed by comparing the names (an address reused for another string, a buffer, is a
@@ -354,9 +342,6 @@ int tfc_op_count(void) {
     return __atomic_load_n(&n_ops, __ATOMIC_ACQUIRE);
 }
 const tfc_op *tfc_op_at(int i) { return i >= 0 && i < tfc_op_count() ? ops[i] : NULL; }
-bool tfc_op_has_kernel(const tfc_op *op, const char *device) {
-    return (!device || !strcmp(device, "CPU")) && op->cpu_kernel != NULL;
-}
 bool tfc_op_has_gradient(const tfc_op *op) { return op->def->grad != NULL; }
 
 static int type_attr_dtypes(const tfc_attr_spec *s, tfc_dtype *out, int max) {

@@ -7,6 +7,7 @@
 #define TFC_MAX_ARGS 12 /* ResourceApplyAdamWithAmsgrad has 11 inputs */
 #define TFC_MAX_ATTRS 16
 #define TFC_MAX_ALLOWED 16
+#define TFC_MAX_OPS 512 /* registered ops (built-in and user); op->index is below it */
 #define TFC_MAX_IO 64 /* most flattened inputs/outputs of one op call (AddN, ConcatV2, Pack, Split) */
 
 typedef enum { TFC_ARG_TYPE_ATTR, TFC_ARG_FIXED, TFC_ARG_N_TYPE, TFC_ARG_TYPE_LIST } tfc_arg_kind;
@@ -41,7 +42,6 @@ struct tfc_op {
     int n_in_args, n_out_args, n_attrs;
     tfc_arg_spec in[TFC_MAX_ARGS], out[TFC_MAX_ARGS];
     tfc_attr_spec attrs[TFC_MAX_ATTRS];
-    tfc_kernel_fn cpu_kernel;
 };
 
 /* Resolved attrs of one call: a[i] corresponds to op->attrs[i] (kind NONE when absent). */
@@ -66,5 +66,11 @@ bool tfc_resolve_call(const tfc_op *op, tfc_tensor *const *in, int n_in, const t
 /* Deep copy of a resolved attr set (for tapes and graphs); NULL when out of memory. */
 tfc_attrs *tfc_attrs_clone(const tfc_attrs *a);
 void tfc_attrs_free(tfc_attrs *a);
+/* Equality of two attr values of one kind (tensors by dtype, shape and data; floats by value). */
+bool tfc_attr_equal(const tfc_attr *a, const tfc_attr *b);
+/* Two resolved attr sets of the same op with equal values. */
+bool tfc_attrs_equal(const tfc_attrs *a, const tfc_attrs *b);
+/* A hash consistent with tfc_attrs_equal. */
+uint64_t tfc_attrs_hash(const tfc_attrs *a);
 
 #endif

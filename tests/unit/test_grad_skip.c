@@ -63,8 +63,7 @@ static int64_t allocs_needed(const char *op, tfc_tensor *x, tfc_tensor *y, bool 
 /* Two ops returning their input twice: y0 = y1 = x; the gradient records whether dy[1] arrived and dx = dy0 + dy1. */
 static int seen_null_dy[2], seen_calls;
 static bool two_out_kernel(tfc_kernel_ctx *k, tfc_status *st) {
-    return tfc_kernel_forward_input(k, 0, 0, tfc_tensor_shape(k->in[0]), st) &&
-           tfc_kernel_forward_input(k, 0, 1, tfc_tensor_shape(k->in[0]), st);
+    return tfc_kernel_forward_input(k, 0, 0, NULL, st) && tfc_kernel_forward_input(k, 0, 1, NULL, st);
 }
 static bool two_out_shape(tfc_shape_ctx *c, tfc_status *st) {
     return tfc_shape_same_as_input0(c, st) && (c->out_shapes[1] = c->out_shapes[0], true);

@@ -202,15 +202,16 @@ static void test_gradients(void) {
  * products); when the registry has no Cumprod, the test registers a minimal one (float64, any axis). */
 static bool cumprod_shape(tfc_shape_ctx *c, tfc_status *st) { return tfc_shape_same_as_input0(c, st); }
 static bool cumprod_kernel(tfc_kernel_ctx *k, tfc_status *st) {
-    const tfc_tensor *x = k->in[0];
-    int64_t axis = tfc_tensor_get_f64(k->in[1], 0), rank = tfc_tensor_rank(x), outer = 1, n, inner = 1;
+    const tfc_tensor *x = tfc_kernel_input(k, 0);
+    int64_t axis = tfc_tensor_get_f64(tfc_kernel_input(k, 1), 0), rank = tfc_tensor_rank(x), outer = 1, n, inner = 1;
     if (axis < 0) axis += rank;
     for (int i = 0; i < axis; i++) outer *= tfc_tensor_dim(x, i);
     n = tfc_tensor_dim(x, (int)axis);
     for (int i = (int)axis + 1; i < rank; i++) inner *= tfc_tensor_dim(x, i);
-    bool excl = tfc_attrs_bool(k->attrs, "exclusive", false), rev = tfc_attrs_bool(k->attrs, "reverse", false);
+    const tfc_attrs *attrs = tfc_kernel_attrs(k);
+    bool excl = tfc_attrs_bool(attrs, "exclusive", false), rev = tfc_attrs_bool(attrs, "reverse", false);
     const double *in = tfc_tensor_data(x);
-    double *out = (double *)tfc_tensor_data(k->out[0]);
+    double *out = (double *)tfc_tensor_data(tfc_kernel_output(k, 0));
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             double p = 1;

@@ -22,4 +22,9 @@
     TFC_KERNEL_FAMILY(functional) \
     TFC_KERNEL_FAMILY(control_flow) \
 
+/* Families with kernels that keep state between calls: <fam>.c also exports tfc_cpu_kernel_defs_<fam>, a
+ * table of tfc_kernel_def with create/destroy functions, ended by an entry whose op is NULL. */
+#define TFC_KERNEL_DEF_FAMILIES \
+    TFC_KERNEL_DEF_FAMILY(random) \
+
 #endif

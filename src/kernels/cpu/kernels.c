@@ -7,6 +7,9 @@
 #define TFC_KERNEL_FAMILY(fam) extern const tfc_kernel_reg tfc_cpu_kernels_##fam[];
 TFC_KERNEL_FAMILIES
 #undef TFC_KERNEL_FAMILY
+#define TFC_KERNEL_DEF_FAMILY(fam) extern const tfc_kernel_def tfc_cpu_kernel_defs_##fam[];
+TFC_KERNEL_DEF_FAMILIES
+#undef TFC_KERNEL_DEF_FAMILY
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -17,6 +20,11 @@ static void init(void) {
         if (!tfc_kernel_register(r->op, "CPU", r->fn, &st)) tfc_log(TFC_LOG_ERROR, "%s", st.msg);
     TFC_KERNEL_FAMILIES
 #undef TFC_KERNEL_FAMILY
+#define TFC_KERNEL_DEF_FAMILY(fam)                                                 \
+    for (const tfc_kernel_def *d = tfc_cpu_kernel_defs_##fam; d->op; d++)             \
+        if (!tfc_kernel_register_def(d, &st)) tfc_log(TFC_LOG_ERROR, "%s", st.msg);
+    TFC_KERNEL_DEF_FAMILIES
+#undef TFC_KERNEL_DEF_FAMILY
 }
 
 void tfc_cpu_kernels_init(void) {

@@ -1,9 +1,12 @@
 /* Internal: CPU kernel tables and shared helpers. Each family file (src/kernels/cpu/<fam>.c) exports a
- * table `tfc_cpu_kernels_<fam>` ({op name, kernel}, ..., {NULL, NULL}); kernel_list.h lists the families. */
+ * table `tfc_cpu_kernels_<fam>` ({op name, kernel}, ..., {NULL, NULL}); kernel_list.h lists the families.
+ * A kernel with state between calls is a tfc_kernel_def with create and destroy functions instead, in the
+ * family's `tfc_cpu_kernel_defs_<fam>` (kernel_list.h): it then runs as an instance (device/device.h). */
 #ifndef TFC_KERNELS_CPU_KERNELS_H
 #define TFC_KERNELS_CPU_KERNELS_H
 
 #include "core/tensor_internal.h"
+#include "device/device.h"
 #include "tfc/op.h"
 
 /* Hot loops are compiled for several x86-64 levels and picked at load time (the library itself targets the

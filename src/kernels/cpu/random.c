@@ -12,28 +12,19 @@
 
 #include "core/philox.h"
 #include "kernels/cpu/kernels.h"
-#include "kernels/cpu/random_state.h"
 
 #define RESERVED_PER_OUTPUT 256
 
-/* ---- generator state per (context, op, attrs) ------------------------------------------------------ */
+/* ---- generator state: one per kernel instance ----------------------------------------------------
+ * TensorFlow's random kernel owns a Philox generator seeded from its (seed, seed2) attrs and advances it by
+ * 256 samples per output element on every call; eager caches one kernel per (op, attrs) in the context, so
+ * two calls of tf.raw_ops.RandomUniform with the same seeds continue one stream and tf.random.set_seed
+ * (which clears that cache) restarts it. tfc's random kernels are instances (device/device.h) whose state is
+ * that generator: eager/kernel_cache.c gives the same lifetime, a graph node owns its own. */
 typedef struct {
-    const tfc_ctx *ctx; /* NULL: free slot */
-    const tfc_op_def *op;
-    int64_t seed, seed2;
-    int dtype, tidx;
-    uint64_t stamp;
+    pthread_mutex_t mu; /* a graph may run one node from several calls at once */
     tfc_philox gen;
-} state_slot;
-
-/* A bounded table: under a global seed every unseeded call gets a new seed2, so entries accumulate; the
- * least recently used one of a probe window is recycled (its stream then restarts if it is asked for again,
- * which TensorFlow would only do after as many distinct random ops). */
-#define STATE_SLOTS 4096
-#define STATE_PROBE 16
-static state_slot slots[STATE_SLOTS];
-static uint64_t stamp_clock;
-static pthread_mutex_t state_mu = PTHREAD_MUTEX_INITIALIZER;
+} rng_state;
 
 static uint64_t mix64(uint64_t z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -51,44 +42,31 @@ static uint64_t random_seed64(void) {
                  (c * 0x9E3779B97F4A7C15ull) ^ (uint64_t)(uintptr_t)&counter);
 }
 
-/* The generator state for this call; the table's copy advances by `reserve` samples. */
-static tfc_philox reserve_samples(tfc_kernel_ctx *k, int64_t seed, int64_t seed2, int dtype, int tidx,
-                                  uint64_t reserve) {
-    uint64_t h = mix64((uint64_t)(uintptr_t)k->ctx ^ mix64((uint64_t)(uintptr_t)k->op) ^ mix64((uint64_t)seed) ^
-                       mix64((uint64_t)seed2 + 0x51ed27u) ^ (uint64_t)(dtype * 131 + tidx));
-    pthread_mutex_lock(&state_mu);
-    state_slot *hit = NULL, *victim = NULL;
-    for (int p = 0; p < STATE_PROBE && !hit; p++) {
-        state_slot *s = &slots[(h + (uint64_t)p) % STATE_SLOTS];
-        if (s->ctx == k->ctx && s->op == k->op && s->seed == seed && s->seed2 == seed2 && s->dtype == dtype &&
-            s->tidx == tidx)
-            hit = s;
-        else if (!victim || (victim->ctx && (!s->ctx || s->stamp < victim->stamp)))
-            victim = s;
-    }
-    if (!hit) {
-        hit = victim;
-        hit->ctx = k->ctx;
-        hit->op = k->op;
-        hit->seed = seed;
-        hit->seed2 = seed2;
-        hit->dtype = dtype;
-        hit->tidx = tidx;
-        if (seed == 0 && seed2 == 0) tfc_philox_init(&hit->gen, random_seed64(), random_seed64());
-        else tfc_philox_init(&hit->gen, (uint64_t)seed, (uint64_t)seed2);
-    }
-    hit->stamp = ++stamp_clock;
-    tfc_philox g = hit->gen;
-    tfc_philox_skip(&hit->gen, reserve);
-    pthread_mutex_unlock(&state_mu);
-    return g;
+static bool rng_create(tfc_kernel_ctx *k, void **state, tfc_status *st) {
+    rng_state *r = tfc_malloc(sizeof *r);
+    if (!r) return tfc_status_oom(st, "random generator", sizeof *r);
+    const int64_t seed = tfc_attrs_int(k->attrs, "seed", 0), seed2 = tfc_attrs_int(k->attrs, "seed2", 0);
+    if (seed == 0 && seed2 == 0) tfc_philox_init(&r->gen, random_seed64(), random_seed64());
+    else tfc_philox_init(&r->gen, (uint64_t)seed, (uint64_t)seed2);
+    pthread_mutex_init(&r->mu, NULL);
+    *state = r;
+    return true;
 }
 
-void tfc_random_state_clear(tfc_ctx *ctx) {
-    pthread_mutex_lock(&state_mu);
-    for (int i = 0; i < STATE_SLOTS; i++)
-        if (slots[i].ctx == ctx) memset(&slots[i], 0, sizeof slots[i]);
-    pthread_mutex_unlock(&state_mu);
+static void rng_destroy(void *state) {
+    rng_state *r = state;
+    if (!r) return;
+    pthread_mutex_destroy(&r->mu);
+    tfc_free(r);
+}
+
+/* The generator state for this call; the instance's copy advances by `reserve` samples. */
+static tfc_philox reserve_samples(rng_state *r, uint64_t reserve) {
+    pthread_mutex_lock(&r->mu);
+    tfc_philox g = r->gen;
+    tfc_philox_skip(&r->gen, reserve);
+    pthread_mutex_unlock(&r->mu);
+    return g;
 }
 
 /* ---- distributions ----------------------------------------------------------------------------------- */
@@ -270,8 +248,7 @@ static bool random_fill(tfc_kernel_ctx *k, dist_kind kind, tfc_status *st) {
     }
     /* uint64 product: TensorFlow multiplies in int64 too (wrapping only beyond 2^55 elements). */
     uint64_t reserve = (uint64_t)j.n * RESERVED_PER_OUTPUT;
-    j.base = reserve_samples(k, tfc_attrs_int(k->attrs, "seed", 0), tfc_attrs_int(k->attrs, "seed2", 0), (int)j.dt,
-                             (int)k->in[0]->dtype, reserve);
+    j.base = reserve_samples(k->state, reserve);
     if (j.n == 0) return true;
     int64_t groups = (j.n + j.group - 1) / j.group;
     int64_t cost = kind == DIST_UNIFORM || kind == DIST_INT ? 60 : kind == DIST_NORMAL ? 300 : 400;
@@ -353,23 +330,34 @@ static void dropout_groups(void *arg, int64_t g0, int64_t g1) {
 static bool tfc_dropout(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *x = k->in[0];
     if (x->dtype != TFC_FLOAT && x->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, x->dtype, st);
-    static const tfc_op_def *ru_def; /* the RandomUniform op's def: its generator state's key */
-    const tfc_op_def *ru = __atomic_load_n(&ru_def, __ATOMIC_ACQUIRE);
-    if (!ru) {
-        const tfc_op *op = tfc_op_lookup("RandomUniform");
-        if (!op) return tfc_status_set(st, TFC_INTERNAL, "_TfcDropout: RandomUniform is not registered");
-        __atomic_store_n(&ru_def, ru = tfc_op_get_def(op), __ATOMIC_RELEASE);
-    }
     const double rate = tfc_attrs_float(k->attrs, "rate", 0), scale = 1.0 / (1.0 - rate);
     dropout_job j = {.x = x->data, .y = k->out[0]->data, .mask = k->out[1]->data, .n = x->num_elements,
                      .rate = rate, .scale = scale, .dbl = x->dtype == TFC_DOUBLE};
-    int tidx = TFC_INT32; /* the Keras layer's shape vector (eager/ops_random.c shape_tensor) */
-    for (int i = 0; i < x->shape.rank; i++)
-        if (x->shape.dims[i] > INT32_MAX) tidx = TFC_INT64;
-    tfc_kernel_ctx rk = *k;
-    rk.op = ru;
-    j.base = reserve_samples(&rk, tfc_attrs_int(k->attrs, "seed", 0), tfc_attrs_int(k->attrs, "seed2", 0),
-                             (int)x->dtype, tidx, (uint64_t)j.n * RESERVED_PER_OUTPUT);
+    const uint64_t reserve = (uint64_t)j.n * RESERVED_PER_OUTPUT;
+    if (k->instance_of) { /* eager: RandomUniform's instance with these seeds, in the context's cache */
+        tfc_dtype tidx = TFC_INT32; /* the Keras layer's shape vector (eager/ops_random.c shape_tensor) */
+        for (int i = 0; i < x->shape.rank; i++)
+            if (x->shape.dims[i] > INT32_MAX) tidx = TFC_INT64;
+        const tfc_op *ru = tfc_op_lookup("RandomUniform");
+        if (!ru) return tfc_status_set(st, TFC_INTERNAL, "_TfcDropout: RandomUniform is not registered");
+        tfc_attrs ra = {.op = ru, .n = ru->n_attrs};
+        const char *names[4] = {"seed", "seed2", "dtype", "T"};
+        const tfc_attr vals[4] = {TFC_ATTR_I("seed", tfc_attrs_int(k->attrs, "seed", 0)),
+                                  TFC_ATTR_I("seed2", tfc_attrs_int(k->attrs, "seed2", 0)),
+                                  TFC_ATTR_T("dtype", x->dtype), TFC_ATTR_T("T", tidx)};
+        for (int i = 0; i < 4; i++) {
+            const int a = tfc_op_attr_index(ru, names[i]);
+            if (a < 0) return tfc_status_set(st, TFC_INTERNAL, "_TfcDropout: RandomUniform has no attr %s", names[i]);
+            ra.a[a] = vals[i];
+            ra.a[a].name = ru->attrs[a].name;
+        }
+        tfc_kernel_inst *inst = k->instance_of(k->ctx, ru, &ra, &tidx, 1, st);
+        if (!inst) return false;
+        j.base = reserve_samples(inst->state, reserve);
+        tfc_kernel_inst_unref(inst);
+    } else {
+        j.base = reserve_samples(k->state, reserve);
+    }
     if (j.n == 0) return true;
     const int group = j.dbl ? 2 : 4;
     tfc_parallel_for(k->pool, (j.n + group - 1) / group, 80, dropout_groups, &j);
@@ -412,11 +400,16 @@ static bool tfc_dropout_grad(tfc_kernel_ctx *k, tfc_status *st) {
 }
 
 const tfc_kernel_reg tfc_cpu_kernels_random[] = {
-    {"_TfcDropout", tfc_dropout},
     {"_TfcDropoutGrad", tfc_dropout_grad},
-    {"RandomUniform", random_uniform},
-    {"RandomStandardNormal", random_standard_normal},
-    {"TruncatedNormal", truncated_normal},
-    {"RandomUniformInt", random_uniform_int},
     {NULL, NULL},
+};
+
+#define RNG_KERNEL(name, fn) {.op = name, .device = "CPU", .compute = fn, .create = rng_create, .destroy = rng_destroy}
+const tfc_kernel_def tfc_cpu_kernel_defs_random[] = {
+    RNG_KERNEL("_TfcDropout", tfc_dropout),
+    RNG_KERNEL("RandomUniform", random_uniform),
+    RNG_KERNEL("RandomStandardNormal", random_standard_normal),
+    RNG_KERNEL("TruncatedNormal", truncated_normal),
+    RNG_KERNEL("RandomUniformInt", random_uniform_int),
+    {.op = NULL},
 };
