@@ -17,7 +17,7 @@
 #include "tfc/keras.h"
 #include "fused_test_util.h"
 
-extern const tfc_kernel_reg tfc_cpu_kernels_fused_pool[];
+extern const tfc_kernel_def tfc_cpu_kernel_defs_fused_pool[];
 
 static tfc_kernel_fn orig_fused;
 static int n_fused;
@@ -272,17 +272,20 @@ int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *init = tfc_ctx_new(NULL, &st); /* the registry, before the counting kernel replaces the op's */
     REQUIRE(init);
-    for (const tfc_kernel_reg *r = tfc_cpu_kernels_fused_pool; r->op; r++)
-        if (!strcmp(r->op, "_TfcFusedConv2DMaxPool")) orig_fused = r->fn;
-    REQUIRE(orig_fused);
-    REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPool", "CPU", count_fused, &st));
+    const tfc_kernel_def *orig = NULL; /* an instance kernel (its Winograd transforms): wrapped with its state */
+    for (const tfc_kernel_def *d = tfc_cpu_kernel_defs_fused_pool; d->op; d++)
+        if (!strcmp(d->op, "_TfcFusedConv2DMaxPool")) orig = d;
+    REQUIRE(orig && (orig_fused = orig->compute));
+    tfc_kernel_def counting = *orig;
+    counting.compute = count_fused;
+    REQUIRE(tfc_kernel_register_def(&counting, &st));
     for (int t = 1; t <= 4; t++) op_cases(t);
     keras_cases(1);
     keras_cases(2);
     functional_case();
     dense_softmax_case(1, 1600, 10);
     dense_softmax_case(7, 33, 12);
-    REQUIRE(tfc_kernel_register("_TfcFusedConv2DMaxPool", "CPU", orig_fused, &st));
+    REQUIRE(tfc_kernel_register_def(orig, &st));
     tfc_ctx_free(init);
     TEST_MAIN_END();
 }

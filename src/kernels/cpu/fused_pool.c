@@ -16,11 +16,13 @@
  *
  * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
  * its filter on every call (10% of a batch-1 CNN inference; once per slice here). So the transform of
- * float32 filters on that path is kept (U_CACHE entries, process-wide) with a reference to the filter's
+ * float32 filters on that path is kept by the kernel instance (device/device.h: a graph node's own, or the
+ * one eager calls with the same attrs share; U_CACHE entries each) with a reference to the filter's
  * buffer: tfc's tensors are immutable and its in-place writers (variable updates, optimizers) check that
  * they own a buffer alone before writing, so while the entry holds it the data cannot change (an update
  * copies instead; the next call finds a new buffer and transforms it). The held buffers stay allocated
- * until their entry is replaced (at most U_CACHE filters of at most U_MAX_FLOATS transformed floats).
+ * until their entry is replaced or the instance goes (at most U_CACHE filters of at most U_MAX_FLOATS
+ * transformed floats per instance). A call without an instance (the plain form) transforms every time.
  *
  * Also the training pair's kernels (fused_pool_ops.h): _TfcFusedConv2DMaxPoolTrain (MaxPool of the given
  * convolution output) and _TfcMaxPoolReluBiasGrad (its gradient's single pass, below), a first layer's
@@ -57,19 +59,42 @@ typedef struct {
     uint64_t used;    /* last use, for replacing the least recently used */
 } u_entry;
 
-static pthread_mutex_t u_mu = PTHREAD_MUTEX_INITIALIZER;
-static u_entry u_cache[U_CACHE];
-static uint64_t u_clock;
+typedef struct {
+    pthread_mutex_t mu; /* calls of one instance may overlap (eager threads, a graph run concurrently) */
+    u_entry e[U_CACHE];
+    uint64_t clock;
+} u_cache;
+
+static bool u_cache_create(tfc_kernel_ctx *k, void **state, tfc_status *st) {
+    (void)k;
+    u_cache *c = tfc_calloc(1, sizeof *c);
+    if (!c) return tfc_status_oom(st, "Winograd filter cache", sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    *state = c;
+    return true;
+}
+
+static void u_cache_destroy(void *state) {
+    u_cache *c = state;
+    if (!c) return;
+    for (int i = 0; i < U_CACHE; i++)
+        if (c->e[i].buf) {
+            tfc_buffer_unref(c->e[i].buf);
+            tfc_aligned_free(c->e[i].u);
+        }
+    pthread_mutex_destroy(&c->mu);
+    tfc_free(c);
+}
 
 /* The entry holding U of filter f ([3, 3, c, co] float32, its buffer allocated by tfc), found or made (the
  * least recently used unused entry replaced), with a user taken; NULL when it cannot be kept (a filter tfc
  * does not own, too large, every entry in use, no memory): the caller then transforms on every call. */
-static u_entry *u_get(tfc_threadpool *pool, const tfc_tensor *f, int64_t c, int64_t co) {
-    if (!f->buf || !f->buf->owned || 16 * c * co > U_MAX_FLOATS) return NULL;
-    pthread_mutex_lock(&u_mu);
+static u_entry *u_get(u_cache *uc, tfc_threadpool *pool, const tfc_tensor *f, int64_t c, int64_t co) {
+    if (!uc || !f->buf || !f->buf->owned || 16 * c * co > U_MAX_FLOATS) return NULL;
+    pthread_mutex_lock(&uc->mu);
     u_entry *e = NULL, *victim = NULL;
     for (int i = 0; i < U_CACHE && !e; i++) {
-        u_entry *x = &u_cache[i];
+        u_entry *x = &uc->e[i];
         if (x->buf == f->buf && x->data == f->data && x->c == c && x->co == co) e = x;
         else if (!x->users && (!victim || (victim->buf && (!x->buf || x->used < victim->used)))) victim = x;
     }
@@ -86,16 +111,16 @@ static u_entry *u_get(tfc_threadpool *pool, const tfc_tensor *f, int64_t c, int6
             e = victim;
         }
     }
-    if (e) e->users++, e->used = ++u_clock;
-    pthread_mutex_unlock(&u_mu);
+    if (e) e->users++, e->used = ++uc->clock;
+    pthread_mutex_unlock(&uc->mu);
     return e;
 }
 
-static void u_put(u_entry *e) {
+static void u_put(u_cache *uc, u_entry *e) {
     if (!e) return;
-    pthread_mutex_lock(&u_mu);
+    pthread_mutex_lock(&uc->mu);
     e->users--;
-    pthread_mutex_unlock(&u_mu);
+    pthread_mutex_unlock(&uc->mu);
 }
 
 typedef struct {
@@ -511,11 +536,11 @@ static bool conv_pool_body(tfc_kernel_ctx *k, bool argmax, tfc_status *st) {
     one.batch = per;
     u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !tfc_conv_im2col_forced() &&
                           (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&whole))
-                      ? u_get(k->pool, k->in[1], cg.in_c, cg.out_c)
+                      ? u_get(k->state, k->pool, k->in[1], cg.in_c, cg.out_c)
                       : NULL;
     j.u = ue ? ue->u : NULL;
     const bool ok = run_slices(k, &j, per, n_slices, macs, img, es, threads, st);
-    u_put(ue);
+    u_put(k->state, ue);
     return ok;
 }
 
@@ -918,11 +943,18 @@ static bool conv_max_pool_argmax_filter_grad(tfc_kernel_ctx *k, tfc_status *st) 
 }
 
 const tfc_kernel_reg tfc_cpu_kernels_fused_pool[] = {
-    {"_TfcFusedConv2DMaxPool", fused_conv2d_max_pool},
     {"_TfcFusedConv2DMaxPoolTrain", fused_conv2d_max_pool_train},
     {"_TfcMaxPoolReluBiasGrad", max_pool_relu_bias_grad},
     {"_TfcFusedConv2DMaxPoolFilterGrad", conv_max_pool_filter_grad},
-    {"_TfcFusedConv2DMaxPoolArgmax", fused_conv2d_max_pool_argmax},
     {"_TfcFusedConv2DMaxPoolArgmaxFilterGrad", conv_max_pool_argmax_filter_grad},
     {NULL, NULL},
+};
+
+/* the forward kernels keep their filters' Winograd transforms in their instances */
+const tfc_kernel_def tfc_cpu_kernel_defs_fused_pool[] = {
+    {.op = "_TfcFusedConv2DMaxPool", .device = "CPU", .compute = fused_conv2d_max_pool, .create = u_cache_create,
+     .destroy = u_cache_destroy},
+    {.op = "_TfcFusedConv2DMaxPoolArgmax", .device = "CPU", .compute = fused_conv2d_max_pool_argmax,
+     .create = u_cache_create, .destroy = u_cache_destroy},
+    {.op = NULL},
 };

@@ -26,5 +26,6 @@
  * table of tfc_kernel_def with create/destroy functions, ended by an entry whose op is NULL. */
 #define TFC_KERNEL_DEF_FAMILIES \
     TFC_KERNEL_DEF_FAMILY(random) \
+    TFC_KERNEL_DEF_FAMILY(fused_pool) \
 
 #endif
