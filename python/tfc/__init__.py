@@ -22,6 +22,7 @@ from .tape import GradientTape, UnconnectedGradients
 from .tensor import Tensor, constant, convert_to_tensor
 from .variables import Variable
 from .function import Function, TensorSpec, cond, function, while_loop
+from . import config  # tfc.config: devices (python/tfc/config.py)
 from . import keras  # tfc.keras: the Keras door (python/tfc/keras.py)
 from . import train  # tfc.train: checkpoints (python/tfc/train.py)
 from . import summary  # tfc.summary: event files for TensorBoard (python/tfc/summary.py)

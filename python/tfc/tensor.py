@@ -34,6 +34,11 @@ class Tensor:
         return _dt.from_enum(lib.tfc_tensor_dtype(self._h))
 
     @property
+    def device(self):
+        """tf.Tensor.device: the full name of the device holding the data."""
+        return lib.tfc_device_name(lib.tfc_tensor_device(self._h)).decode()
+
+    @property
     def shape(self):
         s = lib.tfc_tensor_shape(self._h).contents
         return tuple(int(s.dims[i]) for i in range(s.rank)) if s.rank >= 0 else None
