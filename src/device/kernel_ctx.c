@@ -27,6 +27,44 @@ tfc_ctx *tfc_kernel_context(const tfc_kernel_ctx *k) { return k->ctx; }
 const tfc_device *tfc_kernel_device(const tfc_kernel_ctx *k) { return k->device ? k->device : tfc_device_cpu(); }
 void *tfc_kernel_state(const tfc_kernel_ctx *k) { return k->state; }
 
+/* ---- output helpers ---- */
+tfc_tensor *tfc_kernel_alloc_output(tfc_kernel_ctx *k, int i, const int64_t *dims, int rank, tfc_status *st) {
+    tfc_shape s;
+    if (i < 0 || i >= k->n_out) {
+        tfc_status_set(st, TFC_INTERNAL, "%s: output %d out of range", k->op->name, i);
+        return NULL;
+    }
+    if (!tfc_shape_make(&s, dims, rank, st)) return NULL;
+    tfc_dtype dt = k->out[i] ? k->out[i]->dtype : TFC_INVALID_DTYPE;
+    if (!dt) {
+        /* dtype comes from the op's output spec: recompute from the resolved attrs */
+        const tfc_op *op = k->attrs->op;
+        int n = 0;
+        for (int a = 0; a < op->n_out_args && !dt; a++) {
+            const tfc_arg_spec *sp = &op->out[a];
+            int64_t cnt = sp->kind == TFC_ARG_N_TYPE ? k->attrs->a[sp->number_attr].v.i
+                          : sp->kind == TFC_ARG_TYPE_LIST ? k->attrs->a[sp->type_attr].n : 1;
+            if (i < n + cnt) {
+                if (sp->kind == TFC_ARG_FIXED || (sp->kind == TFC_ARG_N_TYPE && sp->type_attr < 0)) dt = sp->fixed;
+                else if (sp->kind == TFC_ARG_TYPE_LIST) dt = k->attrs->a[sp->type_attr].v.types[i - n];
+                else dt = k->attrs->a[sp->type_attr].v.type;
+            }
+            n += (int)cnt;
+        }
+    }
+    tfc_tensor_unref(k->out[i]);
+    k->out[i] = tfc_tensor_alloc(dt, &s, st);
+    return k->out[i];
+}
+
+bool tfc_kernel_forward_input(tfc_kernel_ctx *k, int j, int i, const tfc_shape *shape, tfc_status *st) {
+    tfc_tensor *t = tfc_tensor_share(k->in[j], shape ? shape : &k->in[j]->shape, st);
+    if (!t) return false;
+    tfc_tensor_unref(k->out[i]);
+    k->out[i] = t;
+    return true;
+}
+
 /* ---- instances ---- */
 static atomic_llong live_insts;
 

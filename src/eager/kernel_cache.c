@@ -37,11 +37,16 @@ static void slot_clear(slot *s) {
 
 tfc_kernel_inst *tfc_kernel_cache_get(tfc_ctx *ctx, const tfc_kernel_entry *ke, const tfc_op *op,
                                       const tfc_attrs *attrs, const tfc_dtype *dts, int n_in, tfc_status *st) {
-    tfc_kernel_cache *c = ctx->kcache;
-    if (!c) {
+    tfc_kernel_cache *c = __atomic_load_n(&ctx->kcache, __ATOMIC_ACQUIRE);
+    if (!c) { /* made on the first stateful call; threads racing to make it keep the first one published */
         if (!(c = tfc_calloc(1, sizeof *c))) return tfc_status_oom(st, "kernel cache", sizeof *c), NULL;
         pthread_mutex_init(&c->mu, NULL);
-        ctx->kcache = c;
+        tfc_kernel_cache *expected = NULL;
+        if (!__atomic_compare_exchange_n(&ctx->kcache, &expected, c, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            pthread_mutex_destroy(&c->mu);
+            tfc_free(c);
+            c = expected;
+        }
     }
     uint64_t h = tfc_attrs_hash(attrs) ^ ((uint64_t)(uintptr_t)ke * 0x9E3779B97F4A7C15ull);
     for (int i = 0; i < n_in; i++) h = (h ^ (uint64_t)dts[i]) * 0x100000001B3ull;
