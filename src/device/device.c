@@ -10,27 +10,16 @@
 #include "core/tensor_internal.h"
 #include "device/device.h"
 
-struct tfc_device {
-    const char *type;          /* "CPU" */
-    int index;
-    const char *name;          /* "/job:localhost/replica:0/task:0/device:CPU:0" */
-    const char *logical_name;  /* "/device:CPU:0" */
-    const char *physical_name; /* "/physical_device:CPU:0" */
-    const tfc_kernel_entry *_Atomic kernels[TFC_MAX_OPS];
-};
-
-static tfc_device cpu = {
+tfc_device tfc_cpu_device = {
     .type = "CPU",
     .index = 0,
     .name = "/job:localhost/replica:0/task:0/device:CPU:0",
     .logical_name = "/device:CPU:0",
     .physical_name = "/physical_device:CPU:0",
 };
-static tfc_device *const devices[] = {&cpu};
+static tfc_device *const devices[] = {&tfc_cpu_device};
 #define N_DEVICES ((int)(sizeof devices / sizeof devices[0]))
 static pthread_mutex_t table_mu = PTHREAD_MUTEX_INITIALIZER;
-
-const tfc_device *tfc_device_cpu(void) { return &cpu; }
 
 static bool type_is(const char *a, const char *b, size_t n) {
     if (strlen(b) != n) return false;
@@ -81,27 +70,10 @@ const char *tfc_device_physical_name(const tfc_device *d) { return d->physical_n
 const char *tfc_device_type(const tfc_device *d) { return d->type; }
 
 const tfc_device *tfc_tensor_device(const tfc_tensor *t) {
-    return t && t->device ? t->device : &cpu;
+    return t && t->device ? t->device : &tfc_cpu_device;
 }
 
 /* ---- kernel tables ---- */
-static bool admits(const tfc_kernel_entry *e, tfc_dtype dt) {
-    if (e->type_attr < 0 || dt == TFC_INVALID_DTYPE) return true;
-    for (int i = 0; i < e->n_dtypes; i++)
-        if (e->dtypes[i] == dt) return true;
-    return false;
-}
-
-const tfc_kernel_entry *tfc_device_kernel(const tfc_device *d, const tfc_op *op, const tfc_attrs *attrs) {
-    const tfc_kernel_entry *e = atomic_load_explicit(&d->kernels[op->index], memory_order_acquire);
-    for (; e; e = e->next)
-        if (e->type_attr < 0 || !attrs) return e;
-        else if (admits(e, attrs->a[e->type_attr].kind == TFC_ATTR_TYPE ? attrs->a[e->type_attr].v.type
-                                                                        : TFC_INVALID_DTYPE))
-            return e;
-    return NULL;
-}
-
 static tfc_device *device_of_type(const char *type) {
     for (int i = 0; i < N_DEVICES; i++)
         if (!strcmp(devices[i]->type, type ? type : "CPU")) return devices[i];
@@ -168,7 +140,7 @@ bool tfc_device_supports_op(const tfc_device *d, const char *op_name, tfc_dtype 
     }
     for (const tfc_kernel_entry *e = atomic_load_explicit(&d->kernels[op->index], memory_order_acquire); e;
          e = e->next)
-        if (e->type_attr < 0 || dtype == TFC_INVALID_DTYPE || (e->type_attr == first_type && admits(e, dtype)) ||
+        if (e->type_attr < 0 || dtype == TFC_INVALID_DTYPE || (e->type_attr == first_type && tfc_kernel_entry_admits(e, dtype)) ||
             e->type_attr != first_type)
             return true;
     return false;

@@ -45,11 +45,39 @@ typedef struct tfc_kernel_entry {
     const struct tfc_kernel_entry *next; /* older registrations of the same (device, op) */
 } tfc_kernel_entry;
 
-/* The host CPU device. */
-const tfc_device *tfc_device_cpu(void);
+struct tfc_device {
+    const char *type;          /* "CPU" */
+    int index;
+    const char *name;          /* "/job:localhost/replica:0/task:0/device:CPU:0" */
+    const char *logical_name;  /* "/device:CPU:0" */
+    const char *physical_name; /* "/physical_device:CPU:0" */
+    /* per op index: its registrations, newest first (a head changes only to a newer registration) */
+    const tfc_kernel_entry *_Atomic kernels[TFC_MAX_OPS];
+};
+
+/* The host CPU device (device.c). */
+extern tfc_device tfc_cpu_device;
+static inline const tfc_device *tfc_device_cpu(void) { return &tfc_cpu_device; }
+
+static inline bool tfc_kernel_entry_admits(const tfc_kernel_entry *e, tfc_dtype dt) {
+    if (e->type_attr < 0 || dt == TFC_INVALID_DTYPE) return true;
+    for (int i = 0; i < e->n_dtypes; i++)
+        if (e->dtypes[i] == dt) return true;
+    return false;
+}
+
 /* The kernel of (d, op) for a call with resolved attrs (NULL: the first registration regardless of dtype),
- * or NULL when there is none. Lock-free. */
-const tfc_kernel_entry *tfc_device_kernel(const tfc_device *d, const tfc_op *op, const tfc_attrs *attrs);
+ * or NULL when there is none. Lock-free; inline, as every eager op call asks. */
+static inline const tfc_kernel_entry *tfc_device_kernel(const tfc_device *d, const tfc_op *op,
+                                                        const tfc_attrs *attrs) {
+    const tfc_kernel_entry *e = atomic_load_explicit(&d->kernels[op->index], memory_order_acquire);
+    for (; e; e = e->next) {
+        if (e->type_attr < 0 || !attrs) return e;
+        const tfc_attr *a = &attrs->a[e->type_attr];
+        if (tfc_kernel_entry_admits(e, a->kind == TFC_ATTR_TYPE ? a->v.type : TFC_INVALID_DTYPE)) return e;
+    }
+    return NULL;
+}
 
 /* ---- kernel instances ---- */
 typedef struct tfc_kernel_inst {

@@ -88,7 +88,7 @@ int tfc_execute_op(tfc_ctx *ctx, const tfc_op *op, tfc_tensor *const *in, int n_
                         .out = res, .pool = ctx->pool, .state = inst ? inst->state : NULL,
                         .instance_of = tfc_kernel_cache_instance_of};
     const bool ran = ke->compute(&k, st);
-    tfc_kernel_inst_unref(inst);
+    if (inst) tfc_kernel_inst_unref(inst);
     if (!ran) {
         unref_all(res, n_out);
         return -1;

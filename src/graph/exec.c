@@ -229,7 +229,7 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
     if (xn->calls) {
         tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
                             .n_out = d->n_out, .out = res, .pool = ctx->pool,
-                        .state = xn->inst ? xn->inst->state : NULL};
+                            .state = xn->inst ? xn->inst->state : NULL};
         return xn->kernel(&k, st);
     }
     if (!xn->static_out) {

@@ -69,6 +69,11 @@ static tfc_philox reserve_samples(rng_state *r, uint64_t reserve) {
     return g;
 }
 
+/* a compute function registered as a plain kernel (without rng_create) has no generator */
+static bool no_state(const tfc_kernel_ctx *k, tfc_status *st) {
+    return tfc_status_set(st, TFC_INTERNAL, "%s: kernel run without its instance's generator", k->op->name);
+}
+
 /* ---- distributions ----------------------------------------------------------------------------------- */
 typedef enum { DIST_UNIFORM, DIST_NORMAL, DIST_TRUNCATED, DIST_INT } dist_kind;
 
@@ -248,6 +253,7 @@ static bool random_fill(tfc_kernel_ctx *k, dist_kind kind, tfc_status *st) {
     }
     /* uint64 product: TensorFlow multiplies in int64 too (wrapping only beyond 2^55 elements). */
     uint64_t reserve = (uint64_t)j.n * RESERVED_PER_OUTPUT;
+    if (!k->state) return no_state(k, st);
     j.base = reserve_samples(k->state, reserve);
     if (j.n == 0) return true;
     int64_t groups = (j.n + j.group - 1) / j.group;
@@ -356,6 +362,7 @@ static bool tfc_dropout(tfc_kernel_ctx *k, tfc_status *st) {
         j.base = reserve_samples(inst->state, reserve);
         tfc_kernel_inst_unref(inst);
     } else {
+        if (!k->state) return no_state(k, st);
         j.base = reserve_samples(k->state, reserve);
     }
     if (j.n == 0) return true;
