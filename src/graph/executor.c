@@ -199,6 +199,7 @@ static void release(prun *r, int s) {
 typedef struct {
     int k[LOCAL_MAX];
     int n;
+    int done; /* nodes finished and not yet added to the run's count */
 } local_stack;
 
 /* Runs node k, then hands out the successors it made ready: light ones and one heavy one stay with this
@@ -234,12 +235,21 @@ static bool run_one(prun *r, int k, bool main, local_stack *ls, tfc_status *st) 
             ls->k[ls->n++] = s;
         } else push(r, r->queue, &r->q_tail, s);
     }
-    if (atomic_fetch_add_explicit(&r->done, 1, memory_order_acq_rel) + 1 == x->n_nodes) {
+    ls->done++;
+    return true;
+}
+
+/* Adds the nodes this thread finished to the run's count (before it looks at the shared queues, where the
+ * count decides whether the run is over: one shared update per batch of local nodes instead of per node) and
+ * wakes the others when that completes the run. */
+static void flush_done(prun *r, local_stack *ls) {
+    if (!ls->done) return;
+    if (atomic_fetch_add_explicit(&r->done, ls->done, memory_order_acq_rel) + ls->done == r->x->n_nodes) {
         pthread_mutex_lock(&r->mu);
         pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
     }
-    return true;
+    ls->done = 0;
 }
 
 static void thread_loop(void *arg, int64_t begin, int64_t end) {
@@ -248,14 +258,16 @@ static void thread_loop(void *arg, int64_t begin, int64_t end) {
     const void *saved = tl_run;
     tl_run = r;
     tfc_status st = TFC_STATUS_INIT;
-    local_stack ls = {.n = 0};
+    local_stack ls = {.n = 0, .done = 0};
     for (int64_t i = begin; i < end; i++) {
         for (;;) {
+            if (!ls.n) flush_done(r, &ls);
             const int k = ls.n ? ls.k[--ls.n] : pop(r, main);
             if (k < 0 || atomic_load_explicit(&r->failed, memory_order_relaxed)) break;
             if (!run_one(r, k, main, &ls, &st)) break;
         }
         ls.n = 0;
+        flush_done(r, &ls);
     }
     tl_run = saved;
 }
