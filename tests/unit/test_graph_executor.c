@@ -274,6 +274,47 @@ static void test_planner_never_aliases_live(void) {
     tfc_scope_end(ctx);
 }
 
+/* In a parallel run the sequential order's last reader may run first: a = x w; p_i = a w_i (4 branches);
+ * t = tanh(a) is planned in place of a (last reader in run order) but must wait until no product still reads
+ * a. Returns (sum p_i, t). */
+static int fn_race(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user,
+                   tfc_status *st) {
+    tfc_tensor *a = op2(c, "MatMul", in[0], in[1], st), *p[4];
+    if (!a) return -1;
+    for (int i = 0; i < 4; i++)
+        if (!(p[i] = op2(c, "MatMul", a, in[2 + i], st))) return -1;
+    tfc_tensor *t = op1(c, "Tanh", a, st);
+    if (!t || !(out[0] = tfc_emit(c, "AddN", p, 4, NULL, 0, st))) return -1;
+    out[1] = t;
+    return 2;
+}
+
+static void test_inplace_waits_for_parallel_readers(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_tensor *in[6], *out[2], *ref[2] = {NULL, NULL};
+    for (int i = 0; i < 6; i++) in[i] = mat(N, N, 0.03f * (float)(i - 2));
+    tfc_function *f = tfc_function_new(ctx, fn_race, NULL, NULL, &st);
+    REQUIRE(f);
+    CHECK(fn_race(ctx, in, 6, ref, 2, NULL, &st) == 2);
+    for (int rep = 0; rep < 30; rep++) {
+        CHECK(tfc_function_call(f, in, 6, out, 2, &st) == 2);
+        CHECK_OK(&st);
+        check_near(out[0], ref[0], 1e-4);
+        check_near(out[1], ref[1], 1e-6);
+    }
+    tfc_tensor_spec sp[6];
+    for (int i = 0; i < 6; i++) sp[i] = (tfc_tensor_spec){TFC_FLOAT, {2, {N, N}}};
+    tfc_concrete_function *cf = tfc_function_get_concrete_function(f, sp, 6, &st);
+    REQUIRE(cf);
+    CHECK(tfc_exec_is_parallel(exec_of(cf)));
+    tfc_memory_plan mp;
+    REQUIRE(tfc_concrete_function_memory_plan(cf, &mp, &st));
+    CHECK(mp.n_inplace == 1);
+    tfc_function_free(f);
+    tfc_scope_end(ctx);
+}
+
 /* Control flow in a parallel run: branches as above, one of them through tf.cond, another through a
  * while loop (calls run on the calling thread). */
 static int cf_true(tfc_ctx *c, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user,
@@ -343,6 +384,7 @@ int main(void) {
     test_light_graph_stays_sequential();
     test_error_in_branch();
     test_planner_never_aliases_live();
+    test_inplace_waits_for_parallel_readers();
     test_control_flow_parallel();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
