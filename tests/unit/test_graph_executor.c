@@ -376,6 +376,49 @@ static void test_control_flow_parallel(void) {
     tfc_scope_end(ctx);
 }
 
+/* Allocation failures at every point of instantiation (plan, successor lists, memory plan) and of parallel
+ * runs: each call succeeds with the right values or fails with RESOURCE_EXHAUSTED, and no tensor leaks. */
+static void test_allocation_faults(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    REQUIRE(tfc_scope_begin(ctx, &st));
+    tfc_tensor *in[1 + BRANCHES], *ref[3] = {NULL, NULL, NULL};
+    in[0] = mat(N, N, 0.1f);
+    for (int i = 0; i < BRANCHES; i++) in[1 + i] = mat(N, N, 0.05f * (float)(i - 3));
+    CHECK(fn_branches(ctx, in, 1 + BRANCHES, ref, 3, NULL, &st) == 3);
+    const int64_t live = tfc_tensor_live_count();
+    int ok_runs = 0, failed = 0;
+    for (int64_t n = 0; n < 20000; n += n < 300 ? 1 : 1 + n / 50) {
+        REQUIRE(tfc_scope_begin(ctx, &st));
+        tfc_function *f = tfc_function_new(ctx, fn_branches, NULL, NULL, &st);
+        REQUIRE(f);
+        tfc_tensor *out[3];
+        /* the trace itself allocates: fail only within the run's instantiation and run */
+        tfc_tensor_spec sp[1 + BRANCHES];
+        for (int i = 0; i <= BRANCHES; i++) sp[i] = (tfc_tensor_spec){TFC_FLOAT, {2, {N, N}}};
+        REQUIRE(tfc_function_get_concrete_function(f, sp, 1 + BRANCHES, &st));
+        tfc_alloc_fail_once_after(n);
+        tfc_status cst = TFC_STATUS_INIT;
+        int got = tfc_function_call(f, in, 1 + BRANCHES, out, 3, &cst);
+        const bool hit = tfc_alloc_failures() > 0;
+        tfc_alloc_fail_once_after(-1);
+        if (got == 3) {
+            ok_runs++;
+            for (int o = 0; o < 3; o++) check_near(out[o], ref[o], 1e-5);
+        } else {
+            failed++;
+            CHECK(hit);
+            CHECK(cst.code == TFC_RESOURCE_EXHAUSTED);
+        }
+        tfc_function_free(f);
+        tfc_scope_end(ctx); /* the outputs */
+        CHECK(tfc_tensor_live_count() == live);
+        if (!hit) break; /* past the last allocation */
+    }
+    CHECK(failed > 10);
+    CHECK(ok_runs >= 1);
+    tfc_scope_end(ctx);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 4}, &st);
@@ -386,6 +429,7 @@ int main(void) {
     test_planner_never_aliases_live();
     test_inplace_waits_for_parallel_readers();
     test_control_flow_parallel();
+    test_allocation_faults();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }
