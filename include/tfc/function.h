@@ -115,8 +115,10 @@ TFC_API int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const c
  * many threads of the context's pool (tfc_ctx_opts.intra_op_threads) a graph function's run may use for
  * independent nodes. 0 (the default): all of them; 1: one node at a time, in a fixed order. A function whose
  * independent work is too small to gain (estimated from its static shapes when it is instantiated) always runs
- * one node at a time, each kernel splitting its own work over the pool. Results do not depend on the
- * setting. Takes effect on the next call; negative values count as 0. */
+ * one node at a time, each kernel splitting its own work over the pool. In a parallel run each node runs on
+ * one thread, so a run gives the same values every time, equal to the sequential run's wherever a kernel's
+ * arithmetic does not depend on how many threads split it. Takes effect on the next call; negative values
+ * count as 0. */
 TFC_API void tfc_ctx_set_inter_op_parallelism_threads(tfc_ctx *ctx, int num_threads);
 TFC_API int tfc_ctx_get_inter_op_parallelism_threads(const tfc_ctx *ctx);
 
