@@ -29,7 +29,7 @@ import bench_common as bc  # noqa: E402
 
 PEER_FRAMEWORKS = ("tensorflow", "torch", "onnxruntime")
 # Peers that are tfc itself in another configuration, served by tfc_bench (no Python framework to start).
-C_PEERS = ("openblas", "tfc_f32", "tfc_eager")  # sides served by tfc_bench itself
+C_PEERS = ("openblas", "tfc_f32", "tfc_eager", "tfc_seq")  # sides served by tfc_bench itself
 PEER_MODULES = {"tensorflow": "tensorflow", "torch": "torch", "onnxruntime": "onnxruntime"}
 
 CONV_SHAPES = ["128x28x28x1_3x3x32", "128x13x13x32_3x3x64", "32x56x56x64_3x3x64_same"]
@@ -76,6 +76,7 @@ def workloads():
         ("infer_cnn_b256", "rate", ["tensorflow", "torch", "onnxruntime"]),
         ("eager_dispatch", "rate", ["tensorflow", "torch"]),
         ("graph_dispatch", "time", ["tensorflow", "tfc_eager"]),
+        ("graph_parallel", "time", ["tfc_seq"]),
         ("data_pipeline", "rate", ["tensorflow"]),
         ("saved_model_load", "time", ["tensorflow"]),
     ]

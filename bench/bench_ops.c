@@ -11,7 +11,11 @@
  *                            (Conv2DBackpropFilter); NHWC, stride 1, VALID unless _same.
  *   eager_dispatch           10,000 AddV2 on two 8x8 float32 tensors (one iteration = 10,000 ops).
  *   graph_dispatch           one call of a traced function of 1,000 chained AddV2 on 8x8 float32 tensors
- *                            (impl tfc: tfc_function_call; impl tfc_eager: the same 1,000 AddV2 run eagerly). */
+ *                            (impl tfc: tfc_function_call; impl tfc_eager: the same 1,000 AddV2 run eagerly).
+ *   graph_parallel           one call of a traced function of 8 independent branches MatMul(x, w_i) on [128, 128]
+ *                            float32, summed by AddN (impl tfc: the executor may run branches on parallel
+ *                            threads; impl tfc_seq: inter-op parallelism 1, one node at a time, each product
+ *                            split over the pool). */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -243,6 +247,7 @@ static bench_case *eager_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
 #pragma weak tfc_function_new
 #pragma weak tfc_function_call
 #pragma weak tfc_function_free
+#pragma weak tfc_ctx_set_inter_op_parallelism_threads
 
 typedef struct {
     bench_case base;
@@ -304,6 +309,65 @@ static bench_case *graph_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
     return &g->base;
 }
 
+/* ---- graph parallel: sum_i x w_i over 8 independent products ---- */
+#define PAR_BRANCHES 8
+#define PAR_N 128
+
+static int branches(tfc_ctx *ctx, tfc_tensor *const *in, int n, tfc_tensor **out, int max_out, void *user,
+                    tfc_status *st) {
+    tfc_tensor *p[PAR_BRANCHES];
+    for (int i = 0; i < PAR_BRANCHES; i++)
+        if (!(p[i] = tfc_emit(ctx, "MatMul", (tfc_tensor *[]){in[0], in[1 + i]}, 2, NULL, 0, st))) return -1;
+    return (out[0] = tfc_emit(ctx, "AddN", p, PAR_BRANCHES, NULL, 0, st)) ? 1 : -1;
+}
+
+typedef struct {
+    bench_case base;
+    tfc_ctx *ctx;
+    tfc_tensor *in[1 + PAR_BRANCHES];
+    tfc_function *f;
+} par_case;
+
+static bool par_run(bench_case *bc, int64_t iters, tfc_status *st) {
+    par_case *g = (par_case *)bc;
+    tfc_tensor *out[1];
+    for (int64_t i = 0; i < iters; i++) {
+        if (tfc_function_call(g->f, g->in, 1 + PAR_BRANCHES, out, 1, st) != 1) return false;
+        tfc_tensor_unref(out[0]);
+    }
+    return true;
+}
+
+static void par_free(bench_case *bc) {
+    par_case *g = (par_case *)bc;
+    tfc_function_free(g->f);
+    for (int i = 0; i <= PAR_BRANCHES; i++) tfc_tensor_unref(g->in[i]);
+    tfc_ctx_set_inter_op_parallelism_threads(g->ctx, 0);
+    tfc_free(g);
+}
+
+static bench_case *par_prep(tfc_ctx *ctx, const char *impl, tfc_status *st) {
+    const bool seq = !strcmp(impl, "tfc_seq");
+    if (!seq && strcmp(impl, "tfc"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "graph_parallel: unknown impl '%s'", impl), NULL;
+    if (!tfc_function_new || !tfc_ctx_set_inter_op_parallelism_threads)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "graph_parallel: libtfc has no inter-op parallelism setting"),
+               NULL;
+    par_case *g = tfc_calloc(1, sizeof *g);
+    if (!g) return tfc_status_oom(st, "graph_parallel", sizeof *g), NULL;
+    *g = (par_case){.base = {par_run, par_free, 1, NAN}, .ctx = ctx};
+    tfc_ctx_set_inter_op_parallelism_threads(ctx, seq ? 1 : 0);
+    bool ok = true;
+    for (int i = 0; i <= PAR_BRANCHES && ok; i++) ok = (g->in[i] = bench_random_tensor((int64_t[]){PAR_N, PAR_N}, 2,
+                                                                                        20 + (uint64_t)i, st));
+    if (ok) ok = (g->f = tfc_function_new(ctx, branches, NULL, &(tfc_function_opts){.name = "graph_parallel"}, st));
+    if (!ok) {
+        par_free(&g->base);
+        return NULL;
+    }
+    return &g->base;
+}
+
 bench_case *bench_prep_ops(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                            tfc_status *st) {
     (void)cfg;
@@ -311,5 +375,6 @@ bench_case *bench_prep_ops(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl,
     if (!strncmp(workload, "conv2d_", 7)) return conv_prep(ctx, impl, workload, st);
     if (!strcmp(workload, "eager_dispatch")) return eager_prep(ctx, impl, st);
     if (!strcmp(workload, "graph_dispatch")) return graph_prep(ctx, impl, st);
+    if (!strcmp(workload, "graph_parallel")) return par_prep(ctx, impl, st);
     return NULL;
 }

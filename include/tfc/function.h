@@ -110,6 +110,32 @@ TFC_API tfc_optimizer_opts tfc_ctx_get_optimizer_options(const tfc_ctx *ctx);
 TFC_API int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const char **names, int *before, int *after,
                                               int max, tfc_status *st);
 
+/* ---- execution: threads and memory ---------------------------------------------------------------------
+ * tf.config.threading.set_inter_op_parallelism_threads / get_inter_op_parallelism_threads, per context: how
+ * many threads of the context's pool (tfc_ctx_opts.intra_op_threads) a graph function's run may use for
+ * independent nodes. 0 (the default): all of them; 1: one node at a time, in a fixed order. A function whose
+ * independent work is too small to gain (estimated from its static shapes when it is instantiated) always runs
+ * one node at a time, each kernel splitting its own work over the pool. In a parallel run each node runs on
+ * one thread, so a run gives the same values every time, equal to the sequential run's wherever a kernel's
+ * arithmetic does not depend on how many threads split it. Takes effect on the next call; negative values
+ * count as 0. */
+TFC_API void tfc_ctx_set_inter_op_parallelism_threads(tfc_ctx *ctx, int num_threads);
+TFC_API int tfc_ctx_get_inter_op_parallelism_threads(const tfc_ctx *ctx);
+
+/* The memory plan of a concrete function's optimised graph (liveness-based buffer assignment). Values are the
+ * outputs of the graph's kernels; inputs, captures, constants and variables are not counted. */
+typedef struct tfc_memory_plan {
+    int64_t peak_bytes;   /* most bytes of planned buffers live at once over a run (one node at a time) */
+    int64_t buffer_bytes; /* the planned buffers' sizes added up */
+    int n_buffers;        /* buffers after reusing dead values' buffers and in-place writes */
+    int n_values;         /* values of a size known from the traced shapes */
+    int n_inplace;        /* values written into the buffer of an input that dies at their node */
+    int n_unknown;        /* values sized only at run time (unknown dims, strings): not in the figures */
+} tfc_memory_plan;
+/* Fills *plan for cf (instantiating it if needed, as its first call does). Returns false with st set when
+ * instantiation fails (the errors of a first call: UNIMPLEMENTED for an op without a kernel, ...). */
+TFC_API bool tfc_concrete_function_memory_plan(tfc_concrete_function *cf, tfc_memory_plan *plan, tfc_status *st);
+
 /* True while ctx is tracing (tf.inside_function()). */
 TFC_API bool tfc_inside_function(const tfc_ctx *ctx);
 

@@ -33,6 +33,7 @@ struct tfc_ctx {
     void (*flib_free)(void *flib);
     unsigned optimizer_off; /* graph passes switched off (bit per pass of tfc_optimizer_opts; 0 = all on) */
     struct tfc_kernel_cache *kcache; /* kernel instances of eager calls (kernel_cache.h); NULL until needed */
+    int inter_op_threads;   /* graph runs: threads for independent nodes (0: the pool's; 1: one node at a time) */
 };
 
 /* The infer half of an op call (validate, resolve attrs, output dtypes and shapes): shared by eager dispatch

@@ -4,35 +4,7 @@
  * kernels and drops values at their last use, so a node costs about one kernel call. */
 #include <string.h>
 
-#include "device/device.h"
-#include "graph/exec.h"
-#include "graph/optimize.h"
-
-enum { X_KERNEL, X_ARG, X_CONST, X_NOOP };
-
-typedef struct xnode {
-    const tfc_gnode *n;
-    tfc_kernel_fn kernel;
-    tfc_kernel_inst *inst; /* the kernel's instance when it has state (node_kernel); NULL for plain kernels */
-    int kind;
-    int arg;          /* X_ARG: argument index */
-    int in_off;       /* first entry of this node's inputs in x->in_slots */
-    int out_base;     /* value slot of output 0 */
-    bool static_out;  /* every output shape is fully known: allocate without a shape function */
-    bool calls;       /* runs library functions (call and control-flow ops): they make their own outputs */
-    int rel_off, n_rel; /* slots released after the node ran: x->rel_slots[rel_off ..] */
-} xnode;
-
-struct tfc_exec {
-    tfc_gfunc *fn;
-    tfc_opt_graph og;   /* the optimised copy of fn's body that runs */
-    int n_nodes, n_slots, n_args;
-    xnode *nodes;       /* in run order */
-    int *in_slots;
-    int *rel_slots;
-    int *ret_slots;
-    const tfc_gnode **arg_nodes;
-};
+#include "graph/exec_internal.h"
 
 static void exec_free(void *p) {
     tfc_exec *x = p;
@@ -43,11 +15,16 @@ static void exec_free(void *p) {
     tfc_free(x->in_slots);
     tfc_free(x->rel_slots);
     tfc_free(x->ret_slots);
+    tfc_free(x->last_use);
+    tfc_free(x->succ);
+    tfc_free(x->uses);
     tfc_free(x->arg_nodes);
     tfc_free(x);
 }
 
 int tfc_exec_num_nodes(const tfc_exec *x) { return x->n_nodes; }
+const tfc_memory_plan *tfc_exec_mem(const tfc_exec *x) { return &x->mem; }
+bool tfc_exec_is_parallel(const tfc_exec *x) { return x->parallel; }
 
 int tfc_exec_pass_report(const tfc_exec *x, const char **names, int *before, int *after, int max) {
     for (int i = 0; i < x->og.n_stats && i < max; i++) {
@@ -83,7 +60,7 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     const int n = g->n_nodes;
     int *order = tfc_malloc((size_t)n * sizeof *order + 1);
     int *first = tfc_calloc((size_t)n + 1, sizeof *first);
-    int *last_use = NULL, *pos = NULL;
+    int *last_use, *pos = NULL;
     int64_t n_inputs = 0;
     bool ok = order && first;
     if (!ok) goto oom;
@@ -101,7 +78,7 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
     x->rel_slots = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
     x->ret_slots = tfc_malloc((size_t)x->og.n_rets * sizeof(int) + 1);
     x->arg_nodes = tfc_calloc((size_t)x->og.n_args + 1, sizeof *x->arg_nodes);
-    last_use = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
+    last_use = x->last_use = tfc_malloc((size_t)x->n_slots * sizeof(int) + 1);
     pos = tfc_malloc((size_t)n * sizeof(int) + 1);
     if (!x->nodes || !x->in_slots || !x->rel_slots || !x->ret_slots || !x->arg_nodes || !last_use || !pos) goto oom;
     for (int k = 0; k < n; k++) pos[order[k]] = k;
@@ -175,13 +152,18 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
             xn->kind = X_NOOP;
         } else {
             xn->kind = X_KERNEL;
+            xn->main_only = xn->calls || d->op->def->stateful;
             if (!node_kernel(ctx, g, d, xn, st)) goto fail;
         }
+        xn->inplace_in = -1;
     }
     tfc_free(order);
     tfc_free(first);
-    tfc_free(last_use);
     tfc_free(pos);
+    if (!tfc_planner_plan(x, st) || !tfc_executor_prepare(x, st)) {
+        exec_free(x);
+        return NULL;
+    }
     return x;
 oom:
     tfc_status_oom(st, "graph executor", 0);
@@ -189,7 +171,6 @@ fail:
     exec_free(x);
     tfc_free(order);
     tfc_free(first);
-    tfc_free(last_use);
     tfc_free(pos);
     return NULL;
 }
@@ -219,7 +200,21 @@ static bool check_arg(const tfc_exec *x, int a, const tfc_tensor *t, tfc_status 
                           tfc_shape_str(&t->shape, (char[TFC_SHAPE_STR]){0}, TFC_SHAPE_STR));
 }
 
-static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tensor **vals, tfc_status *st) {
+/* Whether output 0 may be written into input i's buffer: the run holds the only reference to the tensor and
+ * the tensor the only one to its buffer (no alias, view or kept filter transform reads it), with the same
+ * dtype and shape as the output. */
+static bool can_take_input(const tfc_tensor *t, tfc_dtype dt, const tfc_shape *s) {
+    if (!t || !t->buf || !t->buf->owned || t->buf->strings || t->dtype != dt || t->shape.rank != s->rank) return false;
+    if (atomic_load_explicit(&t->refcount, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&t->buf->refcount, memory_order_acquire) != 1 || t->data != t->buf->data)
+        return false;
+    for (int i = 0; i < s->rank; i++)
+        if (t->shape.dims[i] != s->dims[i]) return false;
+    return true;
+}
+
+bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tensor **vals,
+                       _Atomic int *const remaining, tfc_status *st) {
     const tfc_gnode *d = xn->n;
     tfc_tensor *ins[TFC_MAX_IO];
     for (int i = 0; i < d->n_in; i++) ins[i] = vals[x->in_slots[xn->in_off + i]];
@@ -250,7 +245,13 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
         if (d->op->def->shape && !d->op->def->shape(&sc, st)) return false;
         shapes = dyn;
     }
-    for (int o = 0; o < d->n_out; o++)
+    int o = 0;
+    if (xn->inplace_in >= 0 && can_take_input(ins[xn->inplace_in], d->out_dtypes[0], &shapes[0]) &&
+        (!remaining || atomic_load(&remaining[x->in_slots[xn->in_off + xn->inplace_in]]) == 1)) {
+        res[0] = tfc_tensor_ref(ins[xn->inplace_in]);
+        o = 1;
+    }
+    for (; o < d->n_out; o++)
         if (tfc_shape_is_fully_defined(&shapes[o]) && !(res[o] = tfc_tensor_alloc(d->out_dtypes[o], &shapes[o], st)))
             return false;
     tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
@@ -260,6 +261,39 @@ static bool run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tenso
     for (int o = 0; o < d->n_out; o++)
         if (!res[o]) return tfc_status_set(st, TFC_INTERNAL, "node '%s': kernel did not produce output %d", d->name, o);
     return true;
+}
+
+void tfc_exec_note_node(const xnode *xn, tfc_status *st) {
+    if (strstr(st->msg, xn->n->name)) return;
+    char m[sizeof st->msg];
+    memcpy(m, st->msg, sizeof m);
+    tfc_status_set(st, st->code, "%s\n\t [[{{node %s}}]]", m, xn->n->name);
+}
+
+void tfc_exec_run_trivial(const tfc_exec *x, const xnode *xn, tfc_tensor *const *in, tfc_tensor **vals) {
+    if (xn->kind == X_ARG) vals[xn->out_base] = tfc_tensor_ref(in[xn->arg]);
+    else if (xn->kind == X_CONST)
+        vals[xn->out_base] = tfc_tensor_ref((tfc_tensor *)tfc_graph_const_value(x->og.g, (tfc_gport){xn->n->id, 0}));
+}
+
+/* The run in plan order on the calling thread (kernels still split their work over the pool). */
+static bool run_sequential(tfc_ctx *ctx, const tfc_exec *x, tfc_tensor *const *in, tfc_tensor **vals,
+                           tfc_status *st) {
+    bool ok = true;
+    for (int k = 0; k < x->n_nodes && ok; k++) {
+        const xnode *xn = &x->nodes[k];
+        if (xn->kind != X_KERNEL) tfc_exec_run_trivial(x, xn, in, vals);
+        else if (!tfc_exec_run_node(ctx, x, xn, vals, NULL, st)) {
+            ok = false;
+            tfc_exec_note_node(xn, st);
+        }
+        for (int r = 0; r < xn->n_rel; r++) {
+            int s = x->rel_slots[xn->rel_off + r];
+            tfc_tensor_unref(vals[s]);
+            vals[s] = NULL;
+        }
+    }
+    return ok;
 }
 
 bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tfc_tensor **out, tfc_status *st) {
@@ -272,31 +306,12 @@ bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tf
     tfc_tensor **vals = x->n_slots <= 256 ? stackv : tfc_malloc((size_t)x->n_slots * sizeof *vals);
     if (!vals) return tfc_status_oom(st, "graph run", 0);
     memset(vals, 0, (size_t)x->n_slots * sizeof *vals);
-    bool ok = true;
-    for (int k = 0; k < x->n_nodes && ok; k++) {
-        const xnode *xn = &x->nodes[k];
-        switch (xn->kind) {
-        case X_ARG: vals[xn->out_base] = tfc_tensor_ref(in[xn->arg]); break;
-        case X_CONST: vals[xn->out_base] = tfc_tensor_ref((tfc_tensor *)tfc_graph_const_value(x->og.g,
-                                                           (tfc_gport){xn->n->id, 0}));
-            break;
-        case X_NOOP: break;
-        default:
-            if (!run_node(ctx, x, xn, vals, st)) {
-                ok = false;
-                if (!strstr(st->msg, xn->n->name)) {
-                    char m[sizeof st->msg];
-                    memcpy(m, st->msg, sizeof m);
-                    tfc_status_set(st, st->code, "%s\n\t [[{{node %s}}]]", m, xn->n->name);
-                }
-            }
-        }
-        for (int r = 0; r < xn->n_rel; r++) {
-            int s = x->rel_slots[xn->rel_off + r];
-            tfc_tensor_unref(vals[s]);
-            vals[s] = NULL;
-        }
-    }
+    /* inter_op_threads: 0 = the pool's threads, 1 = sequential (tf.config.threading's inter-op setting) */
+    int threads = tfc_threadpool_size(ctx->pool);
+    if (ctx->inter_op_threads > 0 && ctx->inter_op_threads < threads) threads = ctx->inter_op_threads;
+    const bool ok = x->parallel && threads > 1 && !tfc_executor_in_parallel()
+                        ? tfc_executor_run_parallel(ctx, x, in, vals, threads, st)
+                        : run_sequential(ctx, x, in, vals, st);
     if (ok)
         for (int r = 0; r < x->og.n_rets; r++) out[r] = tfc_tensor_ref(vals[x->ret_slots[r]]);
     for (int s = 0; s < x->n_slots; s++) tfc_tensor_unref(vals[s]);

@@ -6,8 +6,10 @@
 
 #include "eager/context_internal.h"
 #include "graph/graph.h"
+#include "tfc/function.h"
 
 typedef struct tfc_exec tfc_exec;
+
 
 /* fn's plan, made on first use from a copy of fn's body optimised by the passes switched on in ctx (optimize.h).
  * NULL with st set: UNIMPLEMENTED naming a node whose op has no CPU kernel,
@@ -19,6 +21,10 @@ tfc_exec *tfc_exec_get(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st);
 bool tfc_exec_run(tfc_ctx *ctx, tfc_exec *x, tfc_tensor *const *in, int n_in, tfc_tensor **out, tfc_status *st);
 /* Nodes executed per run, and the passes that made the plan (name, live nodes before and after). */
 int tfc_exec_num_nodes(const tfc_exec *x);
+/* The memory plan (planner.c) of x. */
+const tfc_memory_plan *tfc_exec_mem(const tfc_exec *x);
+/* Whether runs may spread independent nodes over the context's pool (the cost estimate at instantiation). */
+bool tfc_exec_is_parallel(const tfc_exec *x);
 int tfc_exec_pass_report(const tfc_exec *x, const char **names, int *before, int *after, int max);
 
 #endif

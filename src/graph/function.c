@@ -354,3 +354,17 @@ int tfc_concrete_function_pass_report(tfc_concrete_function *cf, const char **na
     tfc_exec *x = tfc_exec_get(cf->owner->ctx, cf->fn, st);
     return x ? tfc_exec_pass_report(x, names, before, after, max) : -1;
 }
+
+void tfc_ctx_set_inter_op_parallelism_threads(tfc_ctx *ctx, int num_threads) {
+    ctx->inter_op_threads = num_threads > 0 ? num_threads : 0;
+}
+
+int tfc_ctx_get_inter_op_parallelism_threads(const tfc_ctx *ctx) { return ctx->inter_op_threads; }
+
+bool tfc_concrete_function_memory_plan(tfc_concrete_function *cf, tfc_memory_plan *plan, tfc_status *st) {
+    tfc_exec *x = tfc_exec_get(cf->owner->ctx, cf->fn, st);
+    if (!x) return false;
+    *plan = *tfc_exec_mem(x);
+    tfc_status_clear(st);
+    return true;
+}
