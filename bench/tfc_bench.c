@@ -74,7 +74,7 @@ static const char *one_line(tfc_status *st) {
 
 static bench_case *prep(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload, tfc_status *st) {
     bench_case *(*const preps[])(tfc_ctx *, const bench_cfg *, const char *, const char *, tfc_status *) = {
-        bench_prep_ops, bench_prep_keras, bench_prep_data, bench_prep_saved_model};
+        bench_prep_ops, bench_prep_peak, bench_prep_keras, bench_prep_data, bench_prep_saved_model};
     for (size_t i = 0; i < sizeof preps / sizeof preps[0]; i++) {
         bench_case *c = preps[i](ctx, cfg, impl, workload, st);
         if (c || !tfc_ok(st)) return c;
