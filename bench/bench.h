@@ -39,6 +39,8 @@ struct bench_case {
  * means the workload name is not one of this file's. */
 bench_case *bench_prep_ops(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                            tfc_status *st);
+bench_case *bench_prep_peak(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
+                            tfc_status *st); /* peak_fma (bench_peak.c) */
 bench_case *bench_prep_keras(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                              tfc_status *st);
 bench_case *bench_prep_data(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,

@@ -60,9 +60,32 @@ def target_for(workload, peer):
     return None
 
 
+# Floating-point work of one unit of a workload, for its fraction of peak_fma (the FMA ceiling measured in the
+# same run at the same thread count). GEMM: 2mkn per product. Training: per image, 2 FLOP per multiply-add of
+# the forward pass, the input gradient (every layer but the first) and the weight gradient, at the layer shapes
+# (direct convolution's count; Winograd and fusion do less arithmetic, so they can pass 100%).
+def _train_flops(layers):
+    """layers: multiply-adds of each layer's forward pass, first layer first."""
+    return 2.0 * sum(m * (2 if i == 0 else 3) for i, m in enumerate(layers))
+
+
+CNN_MACS = [26 * 26 * 32 * 9, 11 * 11 * 64 * 9 * 32, 1600 * 10]  # Conv2D(32), Conv2D(64), Dense(10)
+MLP_MACS = [784 * 128, 128 * 10]
+FLOPS_PER_UNIT = {"train_cnn": _train_flops(CNN_MACS), "train_mlp": _train_flops(MLP_MACS)}
+
+
+def flops_per_unit(workload):
+    m = re.fullmatch(r"gemm_(\d+)x(\d+)x(\d+)", workload)
+    if m:
+        a, b, c = (int(v) for v in m.groups())
+        return 2.0 * a * b * c
+    return FLOPS_PER_UNIT.get(workload)
+
+
 def workloads():
     """(name, kind, peers) in run order. kind: time (ms per op), rate (units/s) or mem."""
-    out = [("gemm_" + g, "time", ["openblas"]) for g in GEMMS]
+    out = [("peak_fma", "rate", [])]  # first: the rows after it are rated against it
+    out += [("gemm_" + g, "time", ["openblas"]) for g in GEMMS]
     out.append(("gemm_bf16_1024", "time", ["tfc_f32"]))
     for shape in CONV_SHAPES:
         for p in ("fwd", "bwd_input", "bwd_filter"):
@@ -83,7 +106,7 @@ def workloads():
     return out
 
 
-UNITS = {"train_mlp": "images/s", "train_cnn": "images/s", "train_cnn_mixed_bfloat16": "images/s",
+UNITS = {"peak_fma": "GFLOP/s", "train_mlp": "images/s", "train_cnn": "images/s", "train_cnn_mixed_bfloat16": "images/s",
          "train_cnn_mixed_float16": "images/s", "infer_cnn_b256": "images/s",
          "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB",
          "peak_mem_data_pipeline": "MB"}
@@ -165,6 +188,7 @@ class Bench:
         os.makedirs(os.path.join(self.work, "logs"), exist_ok=True)
         self.weights = os.path.join(self.work, "cnn_weights.bin")
         self.rows = []
+        self.peak = {}  # threads -> peak_fma median, GFLOP/s
         self.workers = {}
         self.missing = {}
         for fw in PEER_FRAMEWORKS:
@@ -271,6 +295,8 @@ class Bench:
                 self.worker(side, threads).call("free", self.timeout)
             except WorkerError:
                 pass
+        if not peers:  # a row of tfc's side alone (peak_fma)
+            self.add_row(workload, kind, threads, "-", samples.get("tfc", []), [], notes.get("tfc"))
         for peer in peers:
             note = notes.get("tfc") if "tfc" not in samples or not samples["tfc"] else None
             note = note or notes.get(peer)
@@ -303,6 +329,14 @@ class Bench:
             row["ratio"] = tb / ta if kind in ("time", "mem") else ta / tb
         if note:
             row["note"] = note
+        if workload == "peak_fma" and a:
+            self.peak[threads] = row["tfc_median"]
+        flops = flops_per_unit(workload)
+        if flops and a and self.peak.get(threads):
+            # the fraction of the FMA ceiling tfc's median reaches
+            per_s = 1e3 / row["tfc_median"] if kind == "time" else row["tfc_median"]
+            row["gflops"] = per_s * flops * 1e-9
+            row["peak_fraction"] = row["gflops"] / self.peak[threads]
         self.rows.append(row)
         self.print_row(row)
 
@@ -369,6 +403,8 @@ class Bench:
         line = " ".join(c.ljust(w) if i < 3 or i == 5 else c.rjust(w)
                         for i, (c, w) in enumerate(zip(cells, self.WIDTHS)))
         print(line.rstrip(), flush=True)
+        if r.get("peak_fraction") is not None:
+            print(f"    ^ {100 * r['peak_fraction']:.0f}% of peak_fma ({r['gflops']:.1f} GFLOP/s)", flush=True)
         if r.get("note"):
             print(f"    ^ {r['note']}", flush=True)
 

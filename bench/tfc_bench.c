@@ -74,7 +74,7 @@ static const char *one_line(tfc_status *st) {
 
 static bench_case *prep(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload, tfc_status *st) {
     bench_case *(*const preps[])(tfc_ctx *, const bench_cfg *, const char *, const char *, tfc_status *) = {
-        bench_prep_ops, bench_prep_keras, bench_prep_data, bench_prep_saved_model};
+        bench_prep_ops, bench_prep_peak, bench_prep_keras, bench_prep_data, bench_prep_saved_model};
     for (size_t i = 0; i < sizeof preps / sizeof preps[0]; i++) {
         bench_case *c = preps[i](ctx, cfg, impl, workload, st);
         if (c || !tfc_ok(st)) return c;
@@ -158,8 +158,72 @@ static int serve(tfc_ctx *ctx, const bench_cfg *cfg) {
     return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double cpu_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* roof mode: a GEMM workload against peak_fma in one process, `rounds` rounds of one peak_fma iteration then
+ * one product. Prints the peak (median), the product's wall time and its process CPU time (all threads; on a
+ * machine shared with other processes CPU time leaves out the time the threads waited for a core), min and
+ * median, and each as a fraction of the peak at this thread count. */
+static int roof(tfc_ctx *ctx, const bench_cfg *cfg, const char *workload, int rounds) {
+    long m, k, n;
+    int used = 0;
+    if (sscanf(workload, "gemm_%ldx%ldx%ld%n", &m, &k, &n, &used) != 3 || workload[used]) {
+        fprintf(stderr, "tfc_bench roof: a gemm_<m>x<k>x<n> workload\n");
+        return 2;
+    }
+    tfc_status st = TFC_STATUS_INIT;
+    bench_case *peak = bench_prep_peak(ctx, cfg, "tfc", "peak_fma", &st);
+    bench_case *g = peak ? bench_prep_ops(ctx, cfg, "tfc", workload, &st) : NULL;
+    if (!g || !g->run(g, 1, &st) || !peak->run(peak, 1, &st)) {
+        fprintf(stderr, "tfc_bench roof: %s\n", st.msg);
+        if (peak) peak->free(peak);
+        if (g) g->free(g);
+        return 1;
+    }
+    double *v = calloc((size_t)rounds * 4, sizeof *v), *pk = v, *wall = v + rounds, *cpu = v + 2 * rounds;
+    double *pkc = v + 3 * rounds;
+    for (int r = 0; v && r < rounds; r++) {
+        double t0 = bench_now(), c0 = cpu_seconds();
+        peak->run(peak, 1, &st);
+        double t1 = bench_now(), c1 = cpu_seconds();
+        pkc[r] = peak->units / (c1 - c0); /* per core */
+        g->run(g, 1, &st);
+        wall[r] = bench_now() - t1;
+        cpu[r] = cpu_seconds() - c1;
+        pk[r] = peak->units / (t1 - t0);
+    }
+    if (v) {
+        qsort(pk, (size_t)rounds, sizeof *v, cmp_double);
+        qsort(wall, (size_t)rounds, sizeof *v, cmp_double);
+        qsort(cpu, (size_t)rounds, sizeof *v, cmp_double);
+        qsort(pkc, (size_t)rounds, sizeof *v, cmp_double);
+        const double gf = 2e-9 * (double)m * (double)k * (double)n, p = pk[rounds / 2], pc = pkc[rounds / 2];
+        const int T = cfg->threads;
+        fprintf(proto, "%s threads=%d rounds=%d: peak_fma %.1f GFLOP/s wall (max %.1f), %.1f per CPU second\n",
+                workload, T, rounds, p, pk[rounds - 1], pc);
+        fprintf(proto, "  wall: min %.3f ms = %.1f%% of peak, median %.3f ms = %.1f%%\n", wall[0] * 1e3,
+               100 * gf / wall[0] / p, wall[rounds / 2] * 1e3, 100 * gf / wall[rounds / 2] / p);
+        fprintf(proto, "  cpu (all threads): min %.3f ms = %.1f%% of peak per CPU second, median %.3f ms = %.1f%%\n",
+                cpu[0] * 1e3, 100 * gf / cpu[0] / pc, cpu[rounds / 2] * 1e3, 100 * gf / cpu[rounds / 2] / pc);
+    }
+    free(v);
+    peak->free(peak);
+    g->free(g);
+    return v ? 0 : 1;
+}
+
 static void usage(void) {
-    fprintf(stderr, "usage: tfc_bench serve|peak-mem --threads N [--workload W] [--train-steps S] [--mlp-steps S] "
+    fprintf(stderr, "usage: tfc_bench serve|peak-mem|roof --threads N [--workload W] [--rounds R] [--train-steps S] "
+                    "[--mlp-steps S] "
                     "[--weights FILE] [--data-dir DIR] [--work-dir DIR]\n");
     exit(2);
 }
@@ -169,6 +233,7 @@ int main(int argc, char **argv) {
     const char *mode = argv[1];
     bench_cfg cfg = {.threads = 1, .train_steps = 10, .mlp_steps = 100, .work_dir = "."};
     const char *workload = "train_cnn"; /* peak-mem */
+    int rounds = 21;                    /* roof */
     for (int i = 2; i < argc; i++) {
         if (i + 1 >= argc) usage();
         if (!strcmp(argv[i], "--threads"))
@@ -185,12 +250,15 @@ int main(int argc, char **argv) {
             cfg.work_dir = argv[++i];
         else if (!strcmp(argv[i], "--workload"))
             workload = argv[++i];
+        else if (!strcmp(argv[i], "--rounds"))
+            rounds = atoi(argv[++i]);
         else
             usage();
     }
     if (cfg.threads < 1 || cfg.train_steps < 1 || cfg.mlp_steps < 1) usage();
     const bool peak_data = !strcmp(workload, "data_pipeline");
-    if (!peak_data && strcmp(workload, "train_cnn")) usage();
+    const bool is_roof = !strcmp(mode, "roof");
+    if (is_roof ? rounds < 1 : !peak_data && strcmp(workload, "train_cnn")) usage();
 
     int fd = dup(STDOUT_FILENO);
     if (fd < 0 || !(proto = fdopen(fd, "w"))) return 1;
@@ -212,6 +280,9 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (!strcmp(mode, "serve")) {
         rc = serve(ctx, &cfg);
+    } else if (is_roof) {
+        rc = roof(ctx, &cfg, workload, rounds);
+        fflush(proto);
     } else if (!strcmp(mode, "peak-mem")) {
         if (peak_data ? bench_peak_mem_data(ctx, &cfg, &st) : bench_peak_mem_train_cnn(ctx, &cfg, &st)) {
             reply("ok %ld", peak_rss_kib());

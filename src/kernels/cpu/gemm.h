@@ -2,7 +2,7 @@
  *
  * GotoBLAS/BLIS structure: B is packed into k x NR column panels, A into MR-row panels, blocked so that a
  * B micro-panel sits in L1 and an A block in L2, and an MR x NR register-blocked micro-kernel accumulates
- * with FMA. The kernels are compiled for AVX-512 (14x32 / 14x16 tiles), AVX2+FMA (6x16 / 12x8) and the
+ * with FMA. The kernels are compiled for AVX-512 (12x32 / 12x16 tiles), AVX2+FMA (6x16 / 12x8) and the
  * baseline ISA (6x8 with GCC vector extensions), and the best one the CPU supports is picked at run time.
  * Work is split across tfc's thread pool (never OpenBLAS's threads): by rows of C, by columns, or, for
  * small outputs with a long inner dimension (filter gradients), by k into partial sums added at the end.
