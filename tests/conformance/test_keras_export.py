@@ -102,6 +102,18 @@ def test_tensorflow_serves_tfc_export(kind, rng, tmp_path):
         assert_close(out, np.asarray(ref_tfc[i]), "float32", msg="output_%d vs tfc predict" % i)
         assert_close(out, np.asarray(ref_keras[i]), "float32", msg="output_%d vs tf_keras" % i)
 
+    # tfc's own loader serves it too (tfc saved_model run, as tfc serve loads exports)
+    exe = os.path.join(os.path.dirname(tfc.library_path), "tfc")
+    if os.path.exists(exe):
+        for k, v in feeds.items():
+            np.save(tmp_path / (k + ".npy"), v)
+        r = subprocess.run([exe, "saved_model", "run", "--dir", ours, "--tag_set", "serve", "--signature_def",
+                            "serving_default", "--inputs", ";".join("%s=%s" % (k, tmp_path / (k + ".npy")) for k in keys),
+                            "--outdir", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        for k, v in got.items():
+            assert_close(np.load(tmp_path / "out" / (k + ".npy")), v.numpy(), "float32", msg="tfc load " + k)
+
     # saved_model_cli: the signature shows as tf_keras's export shows it (but for the number TensorFlow's graph
     # gives its call node: "StatefulPartitionedCall_1:0" there); --all lists it
     def shown(d):
