@@ -1,5 +1,6 @@
 /* Durability of Keras saves: a child process saves one model in a loop to "m.keras", "m.h5", "w.weights.h5" and a
- * SavedModel folder "sm/1" (model.export), save k with every weight equal to k; the parent kills it with SIGKILL
+ * SavedModel folder "sm/1" (model.export), save k with every weight equal to k (each child numbering its saves
+ * above the previous child's); the parent kills it with SIGKILL
  * at a random moment (start-up, inside a save, between saves) and then every file must still load
  * (load_model / load_weights / tfc_saved_model_load) with uniform weights: the previous complete save, never a
  * half-written one, and no temporary left where a file belongs. */
@@ -56,12 +57,12 @@ static bool save_all(tfc_model *m, tfc_status *st) {
            tfc_model_save_weights(m, path("w.weights.h5"), st) && tfc_model_export(m, path("sm/1"), st);
 }
 
-static int child(void) {
+static int child(float first) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
     if (!ctx) return 2;
     tfc_model *m = model_new(ctx);
-    for (float k = 1;; k++) {
+    for (float k = first;; k++) {
         set_all(m, k);
         if (!save_all(m, &st)) {
             fprintf(stderr, "child: %s\n", st.msg);
@@ -92,6 +93,7 @@ static float model_value(tfc_model *m) {
 }
 
 static float max_seen;
+static int mid_save; /* rounds that found the files from different saves: the kill landed inside a save */
 
 static void check_files(tfc_ctx *ctx) {
     tfc_status st = TFC_STATUS_INIT;
@@ -126,13 +128,18 @@ static void check_files(tfc_ctx *ctx) {
         CHECK(v[f] >= 0); /* loads, and holds one save's values */
         if (v[f] > max_seen) max_seen = v[f];
     }
-    /* the files are written in order, so each later file is at most one save behind an earlier one */
-    for (int f = 1; f < 4; f++) CHECK(v[f] <= v[f - 1] && v[f] >= v[0] - 1);
+    /* every save writes the files in this order and save numbers only grow (each child starts above the
+     * last), so a later file never holds a newer save than an earlier one */
+    bool ordered = true;
+    for (int f = 1; f < 4; f++) ordered = ordered && v[f] <= v[f - 1];
+    if (!ordered) fprintf(stderr, "saves found: .keras %g, .h5 %g, .weights.h5 %g, SavedModel %g\n", v[0], v[1], v[2], v[3]);
+    CHECK(ordered);
+    if (v[3] != v[0]) mid_save++;
 }
 
 int main(int argc, char **argv) {
-    snprintf(dir, sizeof dir, "%s", argc == 3 && !strcmp(argv[1], "child") ? argv[2] : "/tmp/tfc_keras_kill_XXXXXX");
-    if (argc == 3) return child();
+    snprintf(dir, sizeof dir, "%s", argc == 4 && !strcmp(argv[1], "child") ? argv[2] : "/tmp/tfc_keras_kill_XXXXXX");
+    if (argc == 4) return child((float)atoi(argv[3]));
     REQUIRE(mkdtemp(dir));
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
@@ -150,7 +157,9 @@ int main(int argc, char **argv) {
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
-            execl(exe, exe, "child", dir, (char *)NULL);
+            char first[16];
+            snprintf(first, sizeof first, "%d", 1000 * (round + 1));
+            execl(exe, exe, "child", dir, first, (char *)NULL);
             _exit(127);
         }
         struct timespec ts = {0, (long)(rand() % 600) * 1000000L};
@@ -161,7 +170,7 @@ int main(int argc, char **argv) {
         CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
         check_files(ctx);
     }
-    printf("latest save loaded after a kill: %g\n", max_seen);
+    printf("latest save loaded after a kill: %g; kills inside a save: %d of 10\n", max_seen, mid_save);
     CHECK(max_seen >= 1);
     tfc_ctx_free(ctx);
     char cmd[128];
