@@ -68,7 +68,7 @@ bool tfc_model_export(tfc_model *m, const char *export_dir, tfc_status *st) {
         if (specs[k].shape.rank > 0) specs[k].shape.dims[0] = -1; /* a servable takes any batch */
         j.keys[k] = names[j.order[k]];
     }
-    char out_names[TFC_KERAS_MAX_IO][16];
+    char out_names[TFC_KERAS_MAX_IO][24];
     const char *out_keys[TFC_KERAS_MAX_IO];
     for (int o = 0; o < j.n_out; o++) {
         snprintf(out_names[o], sizeof out_names[o], "output_%d", o);
