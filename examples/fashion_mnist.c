@@ -16,8 +16,10 @@
  *                        TensorBoard("logs", histogram_freq=1, profile_batch=(2, 3))])
  *   model.evaluate(x_test, y_test); model.save_weights("fashion_mnist.weights.h5")
  *   model.save("fashion_mnist.keras")   # keras.saving.load_model reads it back, optimizer state included
+ *   model.export("fashion_mnist_savedmodel/1")   # a SavedModel (signature serving_default), version 1 of a
+ *                                                # servable: tfc serve / TF Serving / tf.saved_model.load read it
  *
- * Usage: fashion_mnist [epochs [weights.h5 [model.keras]]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
+ * Usage: fashion_mnist [epochs [weights.h5 [model.keras [savedmodel_dir]]]]   (epochs also from TFC_EPOCHS; data from TFC_DATASETS_DIR or
  * /usr/share/datasets/fashion-mnist). The last line printed is test_accuracy=<4 decimals>.
  *
  * DEMO_PRECISION=mixed_bfloat16 (or mixed_float16) trains under that Keras mixed precision policy, as
@@ -59,7 +61,9 @@ int main(int argc, char **argv) {
     else if (getenv("TFC_EPOCHS")) epochs = atoi(getenv("TFC_EPOCHS"));
     const char *weights_path = argc > 2 ? argv[2] : "fashion_mnist.weights.h5";
     const char *model_path = argc > 3 ? argv[3] : "fashion_mnist.keras";
-    if (epochs < 1) return fprintf(stderr, "usage: %s [epochs >= 1 [weights.h5 [model.keras]]]\n", argv[0]), 2;
+    const char *export_path = argc > 4 ? argv[4] : "fashion_mnist_savedmodel/1";
+    if (epochs < 1)
+        return fprintf(stderr, "usage: %s [epochs >= 1 [weights.h5 [model.keras [savedmodel_dir]]]]\n", argv[0]), 2;
 
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.seed = 42, .has_seed = true}, &st);
@@ -120,6 +124,8 @@ int main(int argc, char **argv) {
     printf("Saved weights to %s\n", weights_path);
     if (!tfc_model_save(model, model_path, &st)) goto fail;
     printf("Saved model to %s\n", model_path);
+    if (!tfc_model_export(model, export_path, &st)) goto fail;
+    printf("Exported SavedModel to %s (signature serving_default)\n", export_path);
 
     /* A few predictions with class names. */
     const char *const *names = tfc_datasets_fashion_mnist_class_names();

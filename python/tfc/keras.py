@@ -131,6 +131,7 @@ _SIGS = {
     "tfc_model_save_weights": (_B, [_P, _CP, _PS]),
     "tfc_model_load_weights": (_B, [_P, _CP, _PS]),
     "tfc_model_save": (_B, [_P, _CP, _PS]),
+    "tfc_model_export": (_B, [_P, _CP, _PS]),
     "tfc_keras_load_model": (_P, [_P, _CP, _PS]),
     "tfc_model_get_weights": (_I, [_P, _PP, _I, _PS]),
     "tfc_model_set_weights": (_B, [_P, _PP, _I, _PS]),
@@ -867,6 +868,12 @@ class Model(Layer):
         """keras.Model.save: "m.keras" (Keras 3 archive) or "m.h5" (legacy HDF5 model)."""
         st = _st()
         _c("tfc_model_save")(self._m, os.fsencode(filepath), ctypes.byref(st))
+        check(st)
+
+    def export(self, filepath):
+        """keras.Model.export(filepath): a SavedModel with the `serving_default` signature."""
+        st = _st()
+        _c("tfc_model_export")(self._m, os.fsencode(filepath), ctypes.byref(st))
         check(st)
 
     # -- training

@@ -47,6 +47,8 @@ tfc_gnode *tfc_graph_find(const tfc_graph *g, const char *name) {
 
 /* TensorFlow's unique_name: "base", then "base_1", "base_2", ... */
 static char *unique_name(const tfc_graph *g, const char *base) {
+    while (*base == '_') base++; /* "_FusedConv2D" -> "FusedConv2D": TensorFlow's node names start with [A-Za-z0-9.] */
+    if (!*base) base = "node";
     size_t n = strlen(base) + 24;
     char *s = tfc_malloc(n);
     if (!s) return NULL;

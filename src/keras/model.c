@@ -398,7 +398,7 @@ static bool train_fusion_off(void) {
  * one tensor, while no model output is p's output. */
 static int fusable_reader(const tfc_model_impl *impl, const tfc_ctx *ctx, int p, bool training) {
     const tfc_plan_node *a = &impl->plan[p];
-    if (ctx->n_tapes ? !tfc_tape_single_plain(ctx) || train_fusion_off() : training) return -1;
+    if (ctx->n_tapes ? !tfc_tape_single_plain(ctx) || train_fusion_off() : training || impl->tf_ops_only) return -1;
     if (a->is_input || a->node->n_in != 1 || a->node->n_out != 1) return -1;
     const int s = a->out_slot[0];
     int reader = -1;

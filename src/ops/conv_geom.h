@@ -50,4 +50,16 @@ static inline void tfc_conv_dims(bool nchw, int64_t n, int64_t h, int64_t w, int
     else { out[1] = h; out[2] = w; out[3] = c; }
 }
 
+/* Shape functions in graphs: a rank-4 input (either layout) whose only unknown dim is the batch (dim 0, as
+ * tf.function(input_signature=[TensorSpec([None, h, w, c])]) gives) has its geometry measured with a batch of 1,
+ * and the output's batch is unknown again, as TensorFlow's shape inference keeps the other dims. True when s
+ * has all other dims known; d receives the dims to measure and *unknown_batch whether d[0] stands in. */
+static inline bool tfc_conv_batch_free_dims(const tfc_shape *s, int64_t d[4], bool *unknown_batch) {
+    if (s->rank != 4 || s->dims[1] < 0 || s->dims[2] < 0 || s->dims[3] < 0) return false;
+    for (int i = 0; i < 4; i++) d[i] = s->dims[i];
+    *unknown_batch = d[0] < 0;
+    if (*unknown_batch) d[0] = 1;
+    return true;
+}
+
 #endif

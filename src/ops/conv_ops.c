@@ -227,15 +227,27 @@ static bool set_out_geom(tfc_shape_ctx *c, const tfc_conv_geom *g, tfc_status *s
     return true;
 }
 
-static bool conv_shape(tfc_shape_ctx *c, tfc_status *st) {
-    if (!tfc_check_rank(c, 0, 4, "input", st) || !tfc_check_rank(c, 1, 4, "filter", st)) return false;
-    if (!known4(&c->in_shapes[0]) || !known4(&c->in_shapes[1])) {
+/* Output shape of a conv/pool whose input has all dims known but perhaps the batch. */
+static bool set_out_batch_free(tfc_shape_ctx *c, tfc_conv_kind kind, const int64_t *filter, tfc_status *st) {
+    int64_t d[4];
+    bool unknown_batch;
+    if (!tfc_conv_batch_free_dims(&c->in_shapes[0], d, &unknown_batch)) {
         unknown4(c);
         return true;
     }
     tfc_conv_geom g;
-    return tfc_conv_geom_init(c->op->name, kind_of(c), c->attrs, c->in_shapes[0].dims, c->in_shapes[1].dims, &g, st) &&
-           set_out_geom(c, &g, st);
+    if (!tfc_conv_geom_init(c->op->name, kind, c->attrs, d, filter, &g, st) || !set_out_geom(c, &g, st)) return false;
+    if (unknown_batch) c->out_shapes[0].dims[0] = -1;
+    return true;
+}
+
+static bool conv_shape(tfc_shape_ctx *c, tfc_status *st) {
+    if (!tfc_check_rank(c, 0, 4, "input", st) || !tfc_check_rank(c, 1, 4, "filter", st)) return false;
+    if (!known4(&c->in_shapes[1])) {
+        unknown4(c);
+        return true;
+    }
+    return set_out_batch_free(c, kind_of(c), c->in_shapes[1].dims, st);
 }
 
 /* Reads a 1-D int32 sizes input (input_sizes, filter_sizes, orig_input_shape) of 4 values (or 2 spatial values
@@ -329,13 +341,7 @@ static bool conv_backprop_filter_shape(tfc_shape_ctx *c, tfc_status *st) {
 
 static bool pool_shape(tfc_shape_ctx *c, tfc_status *st) {
     if (!tfc_check_rank(c, 0, 4, "input", st)) return false;
-    if (!known4(&c->in_shapes[0])) {
-        unknown4(c);
-        return true;
-    }
-    tfc_conv_geom g;
-    return tfc_conv_geom_init(c->op->name, TFC_CONV_POOL, c->attrs, c->in_shapes[0].dims, NULL, &g, st) &&
-           set_out_geom(c, &g, st);
+    return set_out_batch_free(c, TFC_CONV_POOL, NULL, st);
 }
 
 static bool expect_shape(tfc_shape_ctx *c, int i, const char *what, const tfc_shape *want, tfc_status *st) {

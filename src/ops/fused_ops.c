@@ -100,11 +100,14 @@ static bool fused_conv_shape(tfc_shape_ctx *c, tfc_status *st) {
     if (!tfc_check_rank(c, 0, 4, "input", st) || !tfc_check_rank(c, 1, 4, "filter", st)) return false;
     tfc_shape out = {.rank = 4, .dims = {-1, -1, -1, -1}};
     const tfc_shape *x = &c->in_shapes[0], *f = &c->in_shapes[1];
-    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+    int64_t d[4];
+    bool unknown_batch;
+    if (f->rank == 4 && tfc_shape_is_fully_defined(f) && tfc_conv_batch_free_dims(x, d, &unknown_batch)) {
         tfc_conv_geom g;
-        if (!tfc_conv_geom_init(op, TFC_CONV_2D, c->attrs, x->dims, f->dims, &g, st)) return false;
+        if (!tfc_conv_geom_init(op, TFC_CONV_2D, c->attrs, d, f->dims, &g, st)) return false;
         tfc_conv_dims(g.nchw, g.batch, g.out_h, g.out_w, g.out_c, out.dims);
         if (!tfc_check_out_shape(c, &out, st)) return false;
+        if (unknown_batch) out.dims[0] = -1;
     }
     bool nchw = !strcmp(tfc_attrs_string(c->attrs, "data_format", "NHWC"), "NCHW");
     if (!check_bias(c, 2, f->rank == 4 ? f->dims[3] : -1, &out, st)) return false;

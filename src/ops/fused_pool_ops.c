@@ -50,11 +50,14 @@ static bool fused_conv_pool_shape(tfc_shape_ctx *c, tfc_status *st) {
         return TFC_OP_ERR(c, st, "the bias must have one value per output channel (%lld), got shape %s",
                           (long long)f->dims[3], SHP(b));
     tfc_shape out = {.rank = 4, .dims = {-1, -1, -1, -1}};
-    if (x->rank == 4 && f->rank == 4 && tfc_shape_is_fully_defined(x) && tfc_shape_is_fully_defined(f)) {
+    int64_t d[4];
+    bool unknown_batch;
+    if (f->rank == 4 && tfc_shape_is_fully_defined(f) && tfc_conv_batch_free_dims(x, d, &unknown_batch)) {
         tfc_conv_geom cg, pg;
-        if (!tfc_conv_pool_geom(op, c->attrs, x->dims, f->dims, &cg, &pg, st)) return false;
+        if (!tfc_conv_pool_geom(op, c->attrs, d, f->dims, &cg, &pg, st)) return false;
         tfc_conv_dims(false, pg.batch, pg.out_h, pg.out_w, pg.out_c, out.dims);
         if (!tfc_check_out_shape(c, &out, st)) return false;
+        if (unknown_batch) out.dims[0] = -1;
     }
     tfc_set_out(c, 0, &out);
     return true;

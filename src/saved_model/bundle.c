@@ -23,6 +23,8 @@ struct tfc_bundle_reader {
     tfc_table table;
     tfc_bundle_entry *entries;
     size_t n;
+    tfc_bundle_entry *slices; /* entries of partitioned variables' slices (binary keys), in table order */
+    size_t n_slices;
     int num_shards;
     bool big_endian;
     FILE **shards; /* num_shards, opened on first use */
@@ -66,12 +68,14 @@ static bool parse_header(tfc_bundle_reader *r, tfc_status *st) {
 
 static bool parse_entry(tfc_bundle_reader *r, const tfc_table_entry *te, tfc_bundle_entry *e, tfc_status *st) {
     char what[512];
-    snprintf(what, sizeof what, "%s: BundleEntryProto of '%s'", r->index_path, te->key);
+    if (te->key[0]) snprintf(what, sizeof what, "%s: BundleEntryProto of '%s'", r->index_path, te->key);
+    else snprintf(what, sizeof what, "%s: BundleEntryProto of a slice (key of %zu bytes)", r->index_path, te->key_len);
     Tensorflow__BundleEntryProto *p = (Tensorflow__BundleEntryProto *)tfc_pb_unpack(
         &tensorflow__bundle_entry_proto__descriptor, te->value, te->value_len, 0, what, st);
     if (!p) return false;
     bool ok = false;
     e->key = te->key;
+    e->key_len = te->key_len;
     e->dtype = (int)p->dtype;
     e->shard_id = p->shard_id;
     e->offset = p->offset;
@@ -130,20 +134,26 @@ tfc_bundle_reader *tfc_bundle_open_at(const char *name, const char *index_path, 
     tfc_free(data);
     if (!ok || !parse_header(r, st)) goto fail;
     r->entries = tfc_calloc(r->table.n ? r->table.n : 1, sizeof *r->entries);
+    r->slices = tfc_calloc(r->table.n ? r->table.n : 1, sizeof *r->slices);
     r->shards = tfc_calloc((size_t)r->num_shards, sizeof *r->shards);
-    if (!r->entries || !r->shards) {
+    if (!r->entries || !r->slices || !r->shards) {
         tfc_status_oom(st, index_path, r->table.n * sizeof *r->entries);
         goto fail;
     }
     for (size_t i = 0; i < r->table.n; i++) {
         const tfc_table_entry *te = &r->table.entries[i];
         if (te->key_len == 0) continue;
+        if (te->key[0] == 0) { /* a slice: EncodeTensorNameSlice keys start with OrderedCode's 0 */
+            if (!parse_entry(r, te, &r->slices[r->n_slices], st)) goto fail;
+            r->slices[r->n_slices++].table_index = i;
+            continue;
+        }
         if (strlen(te->key) != te->key_len) {
             tfc_status_set(st, TFC_DATA_LOSS, "%s: entry %zu: key holds a NUL byte", index_path, i);
             goto fail;
         }
         if (!parse_entry(r, te, &r->entries[r->n], st)) goto fail;
-        r->n++;
+        r->entries[r->n++].table_index = i;
     }
     tfc_status_clear(st);
     return r;
@@ -171,6 +181,7 @@ void tfc_bundle_close(tfc_bundle_reader *r) {
         if (r->shards[i]) fclose(r->shards[i]);
     tfc_free(r->shards);
     tfc_free(r->entries);
+    tfc_free(r->slices);
     tfc_table_free(&r->table);
     tfc_free(r->prefix);
     tfc_free(r->index_path);
@@ -302,17 +313,11 @@ static void byte_swap(uint8_t *p, size_t n, size_t w) {
         }
 }
 
-tfc_tensor *tfc_bundle_read(tfc_bundle_reader *r, const char *key, tfc_status *st) {
-    const tfc_bundle_entry *e = tfc_bundle_find(r, key);
-    if (!e) {
-        tfc_status_set(st, TFC_NOT_FOUND, "Key %s not found in checkpoint %s", key, r->prefix);
-        return NULL;
-    }
+/* The value of a plain (unsliced) entry. */
+static tfc_tensor *read_entry(tfc_bundle_reader *r, const tfc_bundle_entry *e, const char *name, tfc_status *st) {
     char db[32];
-    if (e->sliced || !tfc_pb_dtype_is_data(e->dtype)) {
-        tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: '%s': %s", r->prefix, key,
-                       e->sliced ? "partitioned (sliced) variables are not supported"
-                                 : tfc_pb_dtype_str(e->dtype, db, sizeof db));
+    if (!tfc_pb_dtype_is_data(e->dtype)) {
+        tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: '%s': %s", r->prefix, name, tfc_pb_dtype_str(e->dtype, db, sizeof db));
         return NULL;
     }
     uint8_t *b = read_bytes(r, e, st);
@@ -330,6 +335,155 @@ tfc_tensor *tfc_bundle_read(tfc_bundle_reader *r, const char *key, tfc_status *s
         }
     }
     tfc_free(b);
+    return t;
+}
+
+/* OrderedCode (TensorFlow's strings::OrderedCode), the byte-order-preserving encoding of slice keys. */
+static size_t oc_num(uint8_t *o, uint64_t v) { /* WriteNumIncreasing: a length byte, then big-endian bytes */
+    int n = 0;
+    for (uint64_t x = v; x; x >>= 8) n++;
+    o[0] = (uint8_t)n;
+    for (int i = 0; i < n; i++) o[1 + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+    return (size_t)n + 1;
+}
+
+static size_t oc_signed(uint8_t *o, int64_t v) {
+    /* WriteSignedNumIncreasing: L bytes hold the value sign-extended, its first L bits flipped as a length header
+     * (7L - 1 value bits; L = 10 for the widest) */
+    const uint64_t x = v < 0 ? ~(uint64_t)v : (uint64_t)v;
+    int len = 1;
+    while (len < 10 && (len * 7 - 1 >= 64 ? false : x >= (uint64_t)1 << (len * 7 - 1))) len++;
+    uint8_t buf[10];
+    for (int i = 0; i < 10; i++) buf[i] = i < 2 ? (v < 0 ? 0xff : 0) : (uint8_t)((uint64_t)v >> (8 * (9 - i)));
+    uint8_t *b = buf + 10 - len;
+    for (int bit = 0; bit < len; bit++) b[bit / 8] ^= (uint8_t)(0x80 >> (bit % 8));
+    memcpy(o, b, (size_t)len);
+    return (size_t)len;
+}
+
+/* checkpoint::EncodeTensorNameSlice: 0, the name (0x00 -> 00 ff, 0xff -> ff 00, ended by 00 01), the rank, then
+ * each dim's start and length (-1: the whole dim). Returns the key's length, 0 when it would not fit. */
+static size_t slice_key(uint8_t *o, size_t cap, const char *name, const Tensorflow__TensorSliceProto *sp) {
+    size_t n = 0, len = strlen(name);
+    if (cap < 2 * len + 16 + sp->n_extent * 20) return 0;
+    n += oc_num(o + n, 0);
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = (uint8_t)name[i];
+        o[n++] = c;
+        if (c == 0xff) o[n++] = 0;
+    }
+    o[n++] = 0, o[n++] = 1;
+    n += oc_num(o + n, sp->n_extent);
+    for (size_t d = 0; d < sp->n_extent; d++) {
+        const Tensorflow__TensorSliceProto__Extent *x = sp->extent[d];
+        n += oc_signed(o + n, x->start);
+        n += oc_signed(o + n, x->has_length_case == TENSORFLOW__TENSOR_SLICE_PROTO__EXTENT__HAS_LENGTH_LENGTH ? x->length : -1);
+    }
+    return n;
+}
+
+/* A partitioned variable: the full entry lists its slices; each slice's values sit under its own key. */
+static tfc_tensor *read_sliced(tfc_bundle_reader *r, const tfc_bundle_entry *e, tfc_status *st) {
+    const tfc_table_entry *te = &r->table.entries[e->table_index];
+    char what[512];
+    snprintf(what, sizeof what, "%s: partitioned variable '%s'", r->prefix, e->key);
+    if (e->dtype == TFC_STRING || !tfc_pb_dtype_is_data(e->dtype)) {
+        char db[32];
+        tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: slices of %s are not supported", what,
+                       tfc_pb_dtype_str(e->dtype, db, sizeof db));
+        return NULL;
+    }
+    Tensorflow__BundleEntryProto *p = (Tensorflow__BundleEntryProto *)tfc_pb_unpack(
+        &tensorflow__bundle_entry_proto__descriptor, te->value, te->value_len, 0, what, st);
+    if (!p) return NULL;
+    const tfc_shape *full = &e->shape;
+    const size_t es = tfc_dtype_size((tfc_dtype)e->dtype);
+    tfc_tensor *t = tfc_tensor_new((tfc_dtype)e->dtype, full->dims, full->rank, st), *part = NULL;
+    uint8_t *key = NULL;
+    size_t cap = 2 * strlen(e->key) + 16 + (size_t)(full->rank > 0 ? full->rank : 1) * 20 + 64;
+    int64_t covered = 0;
+    bool ok = t && (key = tfc_malloc(cap)) != NULL;
+    if (t && !key) tfc_status_oom(st, what, cap);
+    if (ok) memset(tfc_tensor_mutable_data(t), 0, tfc_tensor_byte_size(t));
+    for (size_t s = 0; ok && s < p->n_slices; s++) {
+        const Tensorflow__TensorSliceProto *sp = p->slices[s];
+        int64_t start[TFC_MAX_RANK], len[TFC_MAX_RANK], n = 1;
+        if (sp->n_extent > (size_t)full->rank) {
+            ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: slice %zu has %zu dims, the variable %d", what, s,
+                                sp->n_extent, full->rank);
+            break;
+        }
+        for (int d = 0; ok && d < full->rank; d++) {
+            const Tensorflow__TensorSliceProto__Extent *x = (size_t)d < sp->n_extent ? sp->extent[d] : NULL;
+            bool has = x && x->has_length_case == TENSORFLOW__TENSOR_SLICE_PROTO__EXTENT__HAS_LENGTH_LENGTH;
+            start[d] = x ? x->start : 0;
+            len[d] = has ? x->length : full->dims[d] - start[d];
+            if (start[d] < 0 || len[d] < 0 || start[d] > full->dims[d] || len[d] > full->dims[d] - start[d])
+                ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: slice %zu dim %d [%lld, +%lld) is outside [0, %lld)",
+                                    what, s, d, (long long)start[d], (long long)len[d], (long long)full->dims[d]);
+            else
+                n *= len[d]; /* bounded by the variable's element count */
+        }
+        if (!ok) break;
+        size_t kl = slice_key(key, cap, e->key, sp);
+        const tfc_table_entry *ste = kl ? tfc_table_find(&r->table, (const char *)key, kl) : NULL;
+        const tfc_bundle_entry *se = NULL;
+        for (size_t i = 0; ste && i < r->n_slices; i++)
+            if (&r->table.entries[r->slices[i].table_index] == ste) se = &r->slices[i];
+        if (!se) {
+            ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: slice %zu is missing from the checkpoint", what, s);
+            break;
+        }
+        if (se->dtype != e->dtype || tfc_shape_product(&se->shape) != n) {
+            ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: slice %zu holds %lld values of dtype %d, expected %lld "
+                                "of dtype %d", what, s, (long long)tfc_shape_product(&se->shape), se->dtype,
+                                (long long)n, e->dtype);
+            break;
+        }
+        if (!(part = read_entry(r, se, e->key, st))) {
+            char pre[600];
+            snprintf(pre, sizeof pre, "partitioned variable '%.400s', slice %zu: ", e->key, s);
+            tfc_pb_status_prefix(st, pre);
+            ok = false;
+            break;
+        }
+        /* copy the slice's rows: the innermost dim's run is contiguous in both */
+        const uint8_t *src = tfc_tensor_data(part);
+        uint8_t *dst = tfc_tensor_mutable_data(t);
+        const int rk = full->rank;
+        int64_t idx[TFC_MAX_RANK] = {0}, run = rk ? len[rk - 1] : 1;
+        for (int64_t done = 0; done < n && run > 0; done += run) {
+            int64_t off = 0;
+            for (int d = 0; d < rk; d++) off = off * full->dims[d] + start[d] + (d < rk - 1 ? idx[d] : 0);
+            memcpy(dst + (size_t)off * es, src + (size_t)done * es, (size_t)run * es);
+            for (int d = rk - 2; d >= 0; d--) { /* next outer index */
+                if (++idx[d] < len[d]) break;
+                idx[d] = 0;
+            }
+        }
+        covered += n;
+        tfc_tensor_unref(part);
+        part = NULL;
+    }
+    if (ok && covered != tfc_shape_product(full))
+        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: its %zu slices hold %lld of its %lld values", what,
+                            p->n_slices, (long long)covered, (long long)tfc_shape_product(full));
+    tfc_free(key);
+    tfc_pb_free(p);
+    if (!ok) {
+        tfc_tensor_unref(t);
+        return NULL;
+    }
+    return t;
+}
+
+tfc_tensor *tfc_bundle_read(tfc_bundle_reader *r, const char *key, tfc_status *st) {
+    const tfc_bundle_entry *e = tfc_bundle_find(r, key);
+    if (!e) {
+        tfc_status_set(st, TFC_NOT_FOUND, "Key %s not found in checkpoint %s", key, r->prefix);
+        return NULL;
+    }
+    tfc_tensor *t = e->sliced ? read_sliced(r, e, st) : read_entry(r, e, key, st);
     if (t) tfc_status_clear(st);
     return t;
 }

@@ -22,6 +22,8 @@ typedef struct {
     int64_t offset, size; /* bytes in the shard */
     uint32_t crc32c;      /* masked, as stored */
     bool sliced;          /* a partitioned variable's full entry (its slices live under other keys) */
+    size_t key_len;       /* bytes of key (slice keys hold NUL bytes) */
+    size_t table_index;   /* the index table's entry (reader-internal) */
 } tfc_bundle_entry;
 
 typedef struct tfc_bundle_reader tfc_bundle_reader;
@@ -40,7 +42,8 @@ tfc_bundle_reader *tfc_bundle_open_at(const char *name, const char *index_path, 
                                       tfc_status *st);
 void tfc_bundle_close(tfc_bundle_reader *r); /* NULL-safe */
 
-/* Tensor entries in key order (the header "" is not one of them). */
+/* Tensor entries in key order (the header "" and the slices of partitioned variables, whose keys are TensorFlow's
+ * binary EncodeTensorNameSlice keys, are not among them: a sliced entry reads as its whole tensor). */
 size_t tfc_bundle_num_entries(const tfc_bundle_reader *r);
 const tfc_bundle_entry *tfc_bundle_entry_at(const tfc_bundle_reader *r, size_t i);
 const tfc_bundle_entry *tfc_bundle_find(const tfc_bundle_reader *r, const char *key); /* NULL when absent */
@@ -50,7 +53,11 @@ const char *tfc_bundle_prefix(const tfc_bundle_reader *r);
  *   NOT_FOUND         no such key
  *   DATA_LOSS         the shard is missing or shorter than offset + size, the CRC32C does not match, a string
  *                     tensor's lengths are malformed or do not add up to size
- *   UNIMPLEMENTED     a dtype tfc cannot hold, or a sliced (partitioned) entry */
+ *   INVALID_ARGUMENT  a partitioned variable whose slices are missing, out of its bounds, of another dtype or
+ *                     size, or do not cover it
+ *   UNIMPLEMENTED     a dtype tfc cannot hold (or a partitioned string variable)
+ * A partitioned variable (tf.distribute's variable partitioners, ShardedVariable: a full entry listing slices,
+ * each stored under its own key, possibly in other data shards) is assembled from its slices. */
 tfc_tensor *tfc_bundle_read(tfc_bundle_reader *r, const char *key, tfc_status *st);
 
 /* ---- writing ---- */

@@ -205,6 +205,9 @@ def make_checkpoint():
     bundle("variables", a=tf.Variable(np.arange(6, dtype=np.float32).reshape(2, 3)), b=tf.Variable(np.int64(7)),
            c=tf.Variable([True, False]), h=tf.Variable(np.array([1.5, -2], np.float16)))
     bundle("strings", s=tf.Variable(["", "abc", "de"]))
+    from tensorflow.python.distribute import sharded_variable  # a partitioned variable: slices under binary keys
+    bundle("partitioned", e=sharded_variable.ShardedVariable(
+        [tf.Variable(np.arange(6, dtype=np.float32).reshape(3, 2)), tf.Variable(np.ones((70, 2), np.float32))]))
 
 
 def make_saved_model():

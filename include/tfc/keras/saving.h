@@ -30,6 +30,21 @@ TFC_API bool tfc_model_save(tfc_model *m, const char *filepath, tfc_status *st);
  * the config; messages name the file and the member or field. The caller frees the model. */
 TFC_API tfc_model *tfc_keras_load_model(tfc_ctx *ctx, const char *filepath, tfc_status *st);
 
+/* model.export(export_dir) (tf_keras and Keras 3, format "tf_saved_model"): writes the model as a SavedModel for
+ * serving (TF Serving, tf.saved_model.load, saved_model_cli; tfc_saved_model_load) through tfc_saved_model_save:
+ * one signature `serving_default` running the model's call in inference mode (Dropout off, BatchNormalization
+ * with its moving statistics), with an input per model input keyed by its Input layer's name (a Sequential
+ * model's "<first layer>_input", "input_1", or the name given; Keras 3 calls unnamed inputs "keras_tensor_N"
+ * instead), the model's input dtypes and shapes with an unknown batch dim, and outputs "output_0",
+ * "output_1", ... in the model's order; the weights as variables (variables/, and attributes of the root object
+ * named as the weights). For a servable layout pass a versioned folder ("models/fashion/1"); an existing folder
+ * there is replaced. Errors:
+ *   INVALID_ARGUMENT  a model without known inputs (an unbuilt Sequential model, a subclassed model), two inputs
+ *                     with one name, more than 8 inputs or outputs
+ *   others            the layers' errors while tracing the call, tfc_saved_model_save's (files), each message
+ *                     starting "model.export(<dir>): " */
+TFC_API bool tfc_model_export(tfc_model *m, const char *export_dir, tfc_status *st);
+
 /* A custom layer class's constructor from its config: config_json is the layer's get_config object (the base
  * keys name, trainable, dtype included); returns a new floating layer (tfc_layer_alloc with the config's name),
  * or NULL with st set. */
