@@ -184,10 +184,7 @@ static void *worker_main(void *arg) {
                 pthread_mutex_lock(&it->mu);
                 const bool over = it->splits_done && !it->n_retry && !it->holding;
                 if (!over && !it->stop) { /* another thread may still hand a split back */
-                    struct timespec until;
-                    clock_gettime(CLOCK_REALTIME, &until);
-                    until.tv_nsec += 50 * 1000000L;
-                    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+                    const struct timespec until = ds_deadline(50);
                     pthread_cond_timedwait(&it->cv, &it->mu, &until);
                 }
                 pthread_mutex_unlock(&it->mu);
@@ -335,10 +332,7 @@ static bool svc_next(data_iter *base, tfc_tensor **out, bool *end, tfc_status *s
         }
         const bool refresh = (dist || it->alive == 0) && now - it->last_refresh > 0.5;
         if (!refresh) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_nsec += 50 * 1000000L;
-            if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+            const struct timespec until = ds_deadline(50);
             pthread_cond_timedwait(&it->cv, &it->mu, &until);
         }
         pthread_mutex_unlock(&it->mu);

@@ -65,6 +65,22 @@ double ds_now(void) {
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+struct timespec ds_deadline(int ms) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ms % 1000 * 1000000L;
+    t.tv_sec += ms / 1000 + t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    return t;
+}
+
+void ds_wait_stop(volatile int *stop, volatile int *own) {
+    while (!*stop && !*own) {
+        struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
 bool ds_address(const char *in, char *buf, size_t size, tfc_status *st) {
     if (in) {
         const char *p = strstr(in, "://");
@@ -404,10 +420,7 @@ int tfc_dispatch_server_num_workers(tfc_dispatch_server *d) {
 }
 
 bool tfc_dispatch_server_join(tfc_dispatch_server *d, volatile int *stop, tfc_status *st) {
-    while (!*stop && !d->stop) {
-        struct timespec ts = {0, 100 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    ds_wait_stop(stop, &d->stop);
     tfc_status_clear(st);
     return true;
 }

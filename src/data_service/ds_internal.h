@@ -2,11 +2,17 @@
 #ifndef TFC_DS_INTERNAL_H
 #define TFC_DS_INTERNAL_H
 
+#include <time.h>
+
 #include "data_service/ds_wire.h"
 #include "tfc/data_service.h"
 
 /* Monotonic seconds. */
 double ds_now(void);
+/* The CLOCK_REALTIME deadline ms milliseconds from now, for pthread_cond_timedwait. */
+struct timespec ds_deadline(int ms);
+/* Sleeps until *stop or *own becomes non-zero (the servers' join). */
+void ds_wait_stop(volatile int *stop, volatile int *own);
 /* "grpc://h:p" / "nng://h:p" / "h:p" -> "h:p" into buf; false (INVALID_ARGUMENT) when empty or too long. */
 bool ds_address(const char *in, char *buf, size_t size, tfc_status *st);
 

@@ -200,10 +200,7 @@ done:
 static bool take_elements(wtask *t, int64_t want, ds_msg *r, data_bytes *blob, tfc_status *st) {
     if (want < 1 || want > DS_MAX_ELEMENTS_PER_REPLY) want = DS_MAX_ELEMENTS_PER_REPLY;
     if (!ds_elements_begin(blob, st)) return false;
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 20 * 1000000L;
-    if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+    const struct timespec until = ds_deadline(20);
     int64_t n = 0;
     bool ok = true;
     pthread_mutex_lock(&t->mu);
@@ -377,10 +374,7 @@ int tfc_worker_server_port(const tfc_worker_server *w) { return w ? w->port : 0;
 const char *tfc_worker_server_address(const tfc_worker_server *w) { return w ? w->address : ""; }
 
 bool tfc_worker_server_join(tfc_worker_server *w, volatile int *stop, tfc_status *st) {
-    while (!*stop && !w->stop) {
-        struct timespec ts = {0, 100 * 1000000L};
-        nanosleep(&ts, NULL);
-    }
+    ds_wait_stop(stop, &w->stop);
     tfc_status_clear(st);
     return true;
 }
