@@ -54,7 +54,7 @@ struct svc_iter {
     pending_split *retry;
     int n_retry, cap_retry;
     bool splits_done;
-    int holding;              /* threads reading a split */
+    int holding;              /* splits threads hold (reading, warming up, or asking for one) */
     wthread *w[MAX_WORKERS];
     int n_w, alive;
     volatile int stop;
@@ -90,12 +90,14 @@ static void set_fatal(svc_iter *it, const tfc_status *st) {
 }
 
 /* ---- worker threads ------------------------------------------------------------------------------------------------ */
-/* One GetElements round trip; pushes what came. *got counts elements received, *end the task's end. */
+/* One GetElements round trip for up to want elements (-1: as many as half the queue; 0: none, the worker only
+ * starts the task); pushes what came. *got counts elements received, *end the task's end. */
 static bool fetch(wthread *w, ps_transport *t, int64_t split, int64_t skip, int64_t *seq, int64_t *got, bool *end,
-                  tfc_status *st) {
+                  tfc_status *st, int64_t want) {
     svc_iter *it = w->it;
     const svc_params *p = it->base.ds->p;
-    const int64_t want = it->cap / 2 < 1 ? 1 : it->cap / 2 > DS_MAX_ELEMENTS_PER_REPLY ? DS_MAX_ELEMENTS_PER_REPLY : it->cap / 2;
+    if (want < 0)
+        want = it->cap / 2 < 1 ? 1 : it->cap / 2 > DS_MAX_ELEMENTS_PER_REPLY ? DS_MAX_ELEMENTS_PER_REPLY : it->cap / 2;
     ds_msg q = {.op = DS_GET_ELEMENTS,
                 .v = {it->job, p->dataset_id, split, p->num_splits, skip, it->client * MAX_WORKERS + w->index, ++*seq, want}},
            r;
@@ -156,6 +158,19 @@ static int64_t next_split(wthread *w, int64_t *got, int64_t *dseq, tfc_status *s
     return ok ? split : -2;
 }
 
+/* Puts a split back for another thread, with the count of its elements already received (it->mu held). */
+static void give_back(svc_iter *it, int64_t split, int64_t got) {
+    if (it->n_retry == it->cap_retry) {
+        const int nc = it->cap_retry * 2 + 4;
+        pending_split *r = tfc_realloc(it->retry, (size_t)nc * sizeof *r);
+        if (r) {
+            it->retry = r;
+            it->cap_retry = nc;
+        }
+    }
+    if (it->n_retry < it->cap_retry) it->retry[it->n_retry++] = (pending_split){split, got};
+}
+
 static void *worker_main(void *arg) {
     wthread *w = arg;
     svc_iter *it = w->it;
@@ -169,49 +184,66 @@ static void *worker_main(void *arg) {
         bool end = false;
         int64_t got = 0;
         while (!dead && !end && !it->stop)
-            if (!fetch(w, t, -1, 0, &seq, &got, &end, &st)) dead = true;
+            if (!fetch(w, t, -1, 0, &seq, &got, &end, &st, -1)) dead = true;
         if (dead && st.code != TFC_UNAVAILABLE && st.code != TFC_CANCELLED) set_fatal(it, &st);
         w->finished = end;
     } else {
+        /* cur: the split being read; nxt: the following one, whose task the worker already builds and fills (a
+         * warm-up request for no elements), so the worker is not idle between splits */
+        int64_t cur = -1, cur_got = 0, nxt = -1, nxt_got = 0;
         while (!dead && !it->stop) {
-            int64_t got = 0;
-            const int64_t split = next_split(w, &got, &dseq, &st);
-            if (split == -2) { /* the dispatcher failed */
-                set_fatal(it, &st);
-                break;
+            if (cur < 0 && nxt >= 0) {
+                cur = nxt, cur_got = nxt_got;
+                nxt = -1;
             }
-            if (split < 0) {
-                pthread_mutex_lock(&it->mu);
-                const bool over = it->splits_done && !it->n_retry && !it->holding;
-                if (!over && !it->stop) { /* another thread may still hand a split back */
-                    const struct timespec until = ds_deadline(50);
-                    pthread_cond_timedwait(&it->cv, &it->mu, &until);
+            if (cur < 0) {
+                cur = next_split(w, &cur_got, &dseq, &st);
+                if (cur == -2) { /* the dispatcher failed */
+                    set_fatal(it, &st);
+                    break;
                 }
-                pthread_mutex_unlock(&it->mu);
-                if (over) break;
-                continue;
-            }
-            const int64_t skip = got;
-            bool end = false;
-            while (!end && !it->stop)
-                if (!fetch(w, t, split, skip, &seq, &got, &end, &st)) break;
-            pthread_mutex_lock(&it->mu);
-            if (!end && !it->stop) { /* hand the rest of the split to another worker */
-                if (it->n_retry == it->cap_retry) {
-                    const int nc = it->cap_retry * 2 + 4;
-                    pending_split *r = tfc_realloc(it->retry, (size_t)nc * sizeof *r);
-                    if (r) {
-                        it->retry = r;
-                        it->cap_retry = nc;
+                if (cur < 0) {
+                    pthread_mutex_lock(&it->mu);
+                    const bool over = it->splits_done && !it->n_retry && !it->holding;
+                    if (!over && !it->stop) { /* another thread may still hand a split back */
+                        const struct timespec until = ds_deadline(50);
+                        pthread_cond_timedwait(&it->cv, &it->mu, &until);
                     }
+                    pthread_mutex_unlock(&it->mu);
+                    if (over) break;
+                    continue;
                 }
-                if (it->n_retry < it->cap_retry) it->retry[it->n_retry++] = (pending_split){split, got};
+            }
+            bool end = false;
+            if (nxt < 0 && (nxt = next_split(w, &nxt_got, &dseq, &st)) >= 0) {
+                int64_t none = 0;
+                dead = !fetch(w, t, nxt, nxt_got, &seq, &none, &end, &st, 0);
+                end = false;
+            } else if (nxt == -2) {
+                set_fatal(it, &st);
+                nxt = -1;
+            }
+            const int64_t skip = cur_got;
+            while (!dead && !end && !it->stop)
+                if (!fetch(w, t, cur, skip, &seq, &cur_got, &end, &st, -1)) dead = true;
+            pthread_mutex_lock(&it->mu);
+            if (!end && !it->stop) { /* hand the rest of the splits to another worker */
+                give_back(it, cur, cur_got);
+                if (nxt >= 0) give_back(it, nxt, nxt_got), it->holding--;
+                nxt = -1;
                 dead = true;
             }
             it->holding--;
+            cur = -1;
             pthread_cond_broadcast(&it->cv);
             pthread_mutex_unlock(&it->mu);
             if (dead && st.code != TFC_UNAVAILABLE && st.code != TFC_CANCELLED) set_fatal(it, &st);
+        }
+        if (nxt >= 0) { /* stopped with a split still unread */
+            pthread_mutex_lock(&it->mu);
+            give_back(it, nxt, nxt_got);
+            it->holding--;
+            pthread_mutex_unlock(&it->mu);
         }
         w->finished = !dead;
     }
@@ -464,7 +496,10 @@ tfc_dataset *tfc_data_service_from_dataset_id(int64_t dataset_id, const tfc_dist
         snprintf(p->job_name, sizeof p->job_name, "%s", o.job_name ? o.job_name : "");
         p->mode = mode;
         p->dataset_id = dataset_id;
-        p->num_splits = mode == DS_MODE_DISTRIBUTED_EPOCH ? (rows < 1 ? 1 : rows < 128 ? rows : 128) : 0;
+        /* a worker rebuilds the pipeline per split: splits of 64 rows or more keep that cost small, and 8 or
+         * more (up to 256) spread an epoch over the workers */
+        p->num_splits = mode != DS_MODE_DISTRIBUTED_EPOCH ? 0 : rows <= 8 ? (rows < 1 ? 1 : rows)
+                        : rows / 64 < 8 ? 8 : rows / 64 > 256 ? 256 : rows / 64;
         p->max_outstanding = o.max_outstanding_requests > 0 ? o.max_outstanding_requests : 64;
         p->worker_wait_ms = o.worker_wait_ms > 0 ? o.worker_wait_ms : 10000;
         p->timeout = o.timeout_s > 0 ? o.timeout_s : 10;

@@ -27,7 +27,7 @@ typedef enum {
     DS_RELEASE_JOB = 7,      /* v[0] job -> ok: the job is gone when its last client released it */
     DS_GET_ELEMENTS = 8,     /* worker: v[0] job, v[1] dataset, v[2] split (-1: the whole dataset), v[3] num_splits,
                                 v[4] elements of the split to skip, v[5] client id, v[6] request number, v[7] most
-                                elements wanted -> blob elements, v[0] count, v[1] 1 at the end of the task */
+                                elements wanted (0: only start the task) -> blob elements, v[0] count, v[1] 1 at the end of the task */
     DS_OP_MAX = 8
 } ds_op;
 

@@ -196,15 +196,15 @@ done:
     return t;
 }
 
-/* Up to want queued elements of t, waiting up to 20 ms for the first. */
+/* Up to want queued elements of t, waiting up to 20 ms for the first (want 0: none, at once). */
 static bool take_elements(wtask *t, int64_t want, ds_msg *r, data_bytes *blob, tfc_status *st) {
-    if (want < 1 || want > DS_MAX_ELEMENTS_PER_REPLY) want = DS_MAX_ELEMENTS_PER_REPLY;
+    if (want < 0 || want > DS_MAX_ELEMENTS_PER_REPLY) want = DS_MAX_ELEMENTS_PER_REPLY;
     if (!ds_elements_begin(blob, st)) return false;
     const struct timespec until = ds_deadline(20);
     int64_t n = 0;
     bool ok = true;
     pthread_mutex_lock(&t->mu);
-    while (!t->count && !t->end)
+    while (want && !t->count && !t->end)
         if (pthread_cond_timedwait(&t->cv, &t->mu, &until)) break;
     while (ok && t->count && n < want && blob->len < REPLY_BYTES) {
         data_bytes *e = &t->q[t->head];
