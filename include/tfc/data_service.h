@@ -59,7 +59,8 @@ typedef struct tfc_dispatcher_config {
     const char *protocol;         /* NULL, "", "grpc" or "nng": all mean tfc's nng transport */
     const char *work_dir;         /* journal directory (used with fault_tolerant_mode); NULL: none */
     bool fault_tolerant_mode;     /* journal state changes to work_dir and replay them at start */
-    int64_t job_gc_timeout_ms;    /* a job no consumer touched for this long is dropped; 0: 300000 (5 min) */
+    int64_t job_gc_timeout_ms;    /* a job no consumer touched for this long is dropped (checked when a job is
+                                     created); 0: 300000 (5 min) */
 } tfc_dispatcher_config;
 
 /* tf.data.experimental.service.WorkerConfig. */
@@ -74,7 +75,7 @@ typedef struct tfc_worker_config {
 typedef struct tfc_dispatch_server tfc_dispatch_server;
 typedef struct tfc_worker_server tfc_worker_server;
 
-/* DispatchServer(config): starts serving on 127.0.0.1:port (all interfaces) on its own thread. With
+/* DispatchServer(config): starts serving on port (all interfaces) on its own thread. With
  * fault_tolerant_mode, replays and then appends to work_dir/dispatcher.journal (work_dir is created).
  * INVALID_ARGUMENT for an unknown protocol, fault_tolerant_mode without work_dir, or a bad port; UNAVAILABLE
  * when the port is taken; DATA_LOSS naming the journal when it is corrupt (a torn last record is ignored).
@@ -84,7 +85,8 @@ TFC_API tfc_dispatch_server *tfc_dispatch_server_new(const tfc_dispatcher_config
 TFC_API int tfc_dispatch_server_port(const tfc_dispatch_server *d);
 /* DispatchServer.target without the protocol: "127.0.0.1:<port>" (borrowed). */
 TFC_API const char *tfc_dispatch_server_target(const tfc_dispatch_server *d);
-/* Workers that sent a heartbeat within the last max(5 s, 4 heartbeat intervals). */
+/* Workers that sent a heartbeat within the last max(5 s, 4 of their heartbeat intervals): the ones consumers are
+ * told about. */
 TFC_API int tfc_dispatch_server_num_workers(tfc_dispatch_server *d);
 /* Stops serving, joins its thread and frees it (NULL-safe). */
 TFC_API void tfc_dispatch_server_free(tfc_dispatch_server *d);

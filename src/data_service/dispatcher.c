@@ -36,7 +36,7 @@ typedef struct djob {
 
 typedef struct dworker {
     char addr[NAME_MAX_LEN];
-    double last_seen;
+    double last_seen, timeout; /* listed while heard from within timeout seconds */
 } dworker;
 
 struct tfc_dispatch_server {
@@ -214,7 +214,11 @@ static bool journal_open(tfc_dispatch_server *d, tfc_status *st) {
 }
 
 /* ---- requests ------------------------------------------------------------------------------------------------------ */
-static double worker_timeout(const tfc_dispatch_server *d) { (void)d; return 5.0; }
+/* A worker is live while it was heard from within max(5 s, 4 of its heartbeat intervals). */
+static double worker_timeout(int64_t heartbeat_ms) {
+    const double four = heartbeat_ms > 0 && heartbeat_ms < 86400000 ? 4e-3 * (double)heartbeat_ms : 0;
+    return four > 5.0 ? four : 5.0;
+}
 
 static void gc_jobs(tfc_dispatch_server *d) {
     const double limit = (d->cfg.job_gc_timeout_ms > 0 ? d->cfg.job_gc_timeout_ms : 300000) / 1000.0, now = ds_now();
@@ -307,11 +311,13 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
         for (int i = 0; i < d->n_workers; i++)
             if (!strcmp(d->workers[i].addr, name)) {
                 d->workers[i].last_seen = ds_now();
+                d->workers[i].timeout = worker_timeout(q->v[0]);
                 return true;
             }
         if (!grow((void **)&d->workers, &d->cap_workers, d->n_workers, sizeof *d->workers, st)) return false;
         snprintf(d->workers[d->n_workers].addr, NAME_MAX_LEN, "%s", name);
-        d->workers[d->n_workers++].last_seen = ds_now();
+        d->workers[d->n_workers].last_seen = ds_now();
+        d->workers[d->n_workers++].timeout = worker_timeout(q->v[0]);
         return true;
     }
     case DS_GET_WORKERS: {
@@ -321,7 +327,7 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
         list[0] = 0;
         for (int i = 0; i < d->n_workers; i++) {
             size_t k = strlen(d->workers[i].addr);
-            if (now - d->workers[i].last_seen > worker_timeout(d) || len + k + 2 > sizeof list) continue;
+            if (now - d->workers[i].last_seen > d->workers[i].timeout || len + k + 2 > sizeof list) continue;
             if (len) list[len++] = ',';
             memcpy(list + len, d->workers[i].addr, k + 1);
             len += k;
@@ -330,8 +336,6 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
         r->str_len = (uint32_t)len;
         return true;
     }
-    case DS_RELEASE_JOB:
-        return true; /* jobs end by job_gc_timeout_ms: a named job may be joined again by a later iterator */
     default:
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "the dispatcher does not serve op %d", q->op);
     }
@@ -381,8 +385,10 @@ tfc_dispatch_server *ds_dispatcher_state_new(const tfc_dispatcher_config *config
 static void *serve_main(void *arg) {
     tfc_dispatch_server *d = arg;
     tfc_status st = TFC_STATUS_INIT;
-    if (!ps_listener_serve(d->l, ds_dispatcher_handle, d, &d->stop, &st))
+    if (!ps_listener_serve(d->l, ds_dispatcher_handle, d, &d->stop, &st)) {
         fprintf(stderr, "tf.data dispatcher %s: %s\n", d->target, st.msg);
+        d->stop = 1; /* ends tfc_dispatch_server_join */
+    }
     return NULL;
 }
 
@@ -414,7 +420,7 @@ int tfc_dispatch_server_num_workers(tfc_dispatch_server *d) {
     int n = 0;
     pthread_mutex_lock(&d->mu);
     const double now = ds_now();
-    for (int i = 0; i < d->n_workers; i++) n += now - d->workers[i].last_seen <= worker_timeout(d);
+    for (int i = 0; i < d->n_workers; i++) n += now - d->workers[i].last_seen <= d->workers[i].timeout;
     pthread_mutex_unlock(&d->mu);
     return n;
 }

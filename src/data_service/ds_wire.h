@@ -22,13 +22,12 @@ typedef enum {
     DS_GET_OR_CREATE_JOB = 3,/* v[0] dataset id, v[1] mode, v[2] num_splits, str job name ("": anonymous)
                                 -> v[0] job id (the existing job of a name, whose dataset and mode must agree) */
     DS_GET_SPLIT = 4,        /* v[0] job, v[1] client id, v[2] request number -> v[0] split index, -1 at the end */
-    DS_HEARTBEAT = 5,        /* str worker address -> ok (registers the worker) */
+    DS_HEARTBEAT = 5,        /* str worker address, v[0] its heartbeat interval in ms -> ok (registers the worker) */
     DS_GET_WORKERS = 6,      /* -> str live worker addresses, comma-separated */
-    DS_RELEASE_JOB = 7,      /* v[0] job -> ok: the job is gone when its last client released it */
-    DS_GET_ELEMENTS = 8,     /* worker: v[0] job, v[1] dataset, v[2] split (-1: the whole dataset), v[3] num_splits,
+    DS_GET_ELEMENTS = 7,     /* worker: v[0] job, v[1] dataset, v[2] split (-1: the whole dataset), v[3] num_splits,
                                 v[4] elements of the split to skip, v[5] client id, v[6] request number, v[7] most
                                 elements wanted (0: only start the task) -> blob elements, v[0] count, v[1] 1 at the end of the task */
-    DS_OP_MAX = 8
+    DS_OP_MAX = 7
 } ds_op;
 
 #define DS_MODE_PARALLEL_EPOCHS 1

@@ -300,15 +300,18 @@ static void gc_tasks(tfc_worker_server *w) {
 static void *serve_main(void *arg) {
     tfc_worker_server *w = arg;
     tfc_status st = TFC_STATUS_INIT;
-    if (!ps_listener_serve(w->l, ds_worker_handle, w, &w->stop, &st))
+    if (!ps_listener_serve(w->l, ds_worker_handle, w, &w->stop, &st)) {
         fprintf(stderr, "tf.data worker %s: %s\n", w->address, st.msg);
+        w->stop = 1; /* ends tfc_worker_server_join */
+    }
     return NULL;
 }
 
 static void *heartbeat_main(void *arg) {
     tfc_worker_server *w = arg;
     while (!w->stop) {
-        ds_msg q = {.op = DS_HEARTBEAT, .str = w->address, .str_len = (uint32_t)strlen(w->address)}, r;
+        ds_msg q = {.op = DS_HEARTBEAT, .v = {(int64_t)(w->heartbeat_s * 1000)}, .str = w->address,
+                    .str_len = (uint32_t)strlen(w->address)}, r;
         uint8_t *raw = NULL;
         size_t rn = 0;
         tfc_status st = TFC_STATUS_INIT;

@@ -268,9 +268,9 @@ def make_data_service():
     put("data_service", "get_dataset", ds_message(2, [1000]))
     put("data_service", "create_job", ds_message(3, [1000, 2, 16], b"shared"))
     put("data_service", "get_split", ds_message(4, [2000, 77, 1]))
-    put("data_service", "heartbeat", ds_message(5, s=b"127.0.0.1:5051"))
+    put("data_service", "heartbeat", ds_message(5, [1000], s=b"127.0.0.1:5051"))
     put("data_service", "workers", ds_message(6))
-    put("data_service", "elements_reply", ds_message(8, [2, 0], blob=elems))
+    put("data_service", "elements_reply", ds_message(7, [2, 0], blob=elems))
     put("data_service", "error_reply", ds_message(4, s=b"job 5 does not exist", code=5))
 
 
