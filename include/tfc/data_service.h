@@ -30,6 +30,13 @@
  *                       never spans two splits).
  * Element order across workers is not deterministic.
  *
+ * COORDINATED READS (consumer_index / num_consumers, for synchronous training): num_consumers consumers of one
+ * named parallel_epochs job over an infinite dataset read in rounds: in round r every consumer reads from the
+ * same worker (number r % W of the W workers registered when the job was created, in address order), consumer
+ * c getting element (r / W) * num_consumers + c of that worker's stream. A consumer more than 16 rounds ahead of
+ * the slowest waits for it (DEADLINE_EXCEEDED after timeout_s); a dead worker is UNAVAILABLE (rounds cannot
+ * skip it).
+ *
  * FAULTS (the visitation guarantees):
  *   - distributed_epoch: when a worker dies or stops answering, the consumer hands each split it was reading
  *     from that worker, with the number of elements already received, to another live worker, which replays the
@@ -113,7 +120,7 @@ typedef struct tfc_distribute_opts {
     const char *job_name;              /* NULL: a job of its own per iterator; a name: shared by every iterator
                                           that uses it (the first one creates it) */
     int64_t max_outstanding_requests;  /* elements buffered by the consumer; 0 or TFC_AUTOTUNE: 64 */
-    int64_t consumer_index, num_consumers; /* num_consumers 0: not coordinated (the only mode tfc implements) */
+    int64_t consumer_index, num_consumers; /* coordinated reads; num_consumers 0: off (see COORDINATED READS) */
     int64_t worker_wait_ms;            /* how long a consumer without live workers waits for one; 0: 10000 */
     double timeout_s;                  /* per-request timeout; 0: 10 s */
 } tfc_distribute_opts;
@@ -125,8 +132,9 @@ TFC_API int64_t tfc_data_service_register_dataset(const char *service, const tfc
 /* tf.data.experimental.service.from_dataset_id(processing_mode, service, dataset_id, element_spec, job_name,
  * ...): a dataset reading the registered dataset through the service. The element spec and structure come
  * from the registered graph (fetched from the dispatcher now: UNAVAILABLE when it does not answer, NOT_FOUND for
- * an unknown id). INVALID_ARGUMENT for a bad processing_mode, num_consumers (coordinated reads are not
- * implemented), or a distributed_epoch dataset whose source cannot be split. */
+ * an unknown id). INVALID_ARGUMENT for a bad processing_mode, a consumer_index outside [0, num_consumers),
+ * coordinated reads without a job_name, in distributed_epoch or of a finite dataset, or a distributed_epoch
+ * dataset whose source cannot be split. */
 TFC_API tfc_dataset *tfc_data_service_from_dataset_id(int64_t dataset_id, const tfc_distribute_opts *opts,
                                                       tfc_status *st);
 /* dataset.apply(tf.data.experimental.service.distribute(...)): registers ds (taken) and returns

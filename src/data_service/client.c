@@ -20,7 +20,7 @@
 typedef struct svc_params {
     char service[256], job_name[256];
     int mode;
-    int64_t dataset_id, num_splits, max_outstanding, worker_wait_ms;
+    int64_t dataset_id, num_splits, max_outstanding, worker_wait_ms, consumer_index, num_consumers;
     double timeout;
 } svc_params;
 
@@ -61,6 +61,10 @@ struct svc_iter {
     tfc_status fatal;         /* an error a worker answered with (other than UNAVAILABLE) */
     double last_refresh, no_worker_since;
     bool started;
+    /* coordinated reads: the job's workers in round order, and the next round */
+    ps_transport **cw;
+    int n_cw;
+    int64_t round, cseq;
 };
 
 /* ---- the queue ------------------------------------------------------------------------------------------------------- */
@@ -298,26 +302,94 @@ static bool refresh_workers(svc_iter *it, tfc_status *st) {
 }
 
 /* ---- the iterator ---------------------------------------------------------------------------------------------------- */
+/* Connects to each worker of a coordinated job's list (the order of its rounds). */
+static bool connect_round_workers(svc_iter *it, const char *list, tfc_status *st) {
+    const svc_params *p = it->base.ds->p;
+    for (const char *s = list; s && *s && it->n_cw < MAX_WORKERS;) {
+        const char *e = strchr(s, ',');
+        char addr[256];
+        snprintf(addr, sizeof addr, "%.*s", (int)(e ? e - s : (ptrdiff_t)strlen(s)), s);
+        if (!(it->cw[it->n_cw] = ps_transport_nng(addr, p->timeout < WORKER_TIMEOUT_S ? p->timeout : WORKER_TIMEOUT_S, st)))
+            return false;
+        it->n_cw++;
+        s = e ? e + 1 : NULL;
+    }
+    return it->n_cw > 0 || tfc_status_set(st, TFC_UNAVAILABLE, "coordinated job: no workers");
+}
+
 static bool start(svc_iter *it, tfc_status *st) {
     const svc_params *p = it->base.ds->p;
     if (!(it->disp = ps_transport_nng(p->service, p->timeout, st))) return false;
-    ds_msg q = {.op = DS_GET_OR_CREATE_JOB, .v = {p->dataset_id, p->mode, p->num_splits}, .str = p->job_name,
-                .str_len = (uint32_t)strlen(p->job_name)},
+    ds_msg q = {.op = DS_GET_OR_CREATE_JOB, .v = {p->dataset_id, p->mode, p->num_splits, p->num_consumers},
+                .str = p->job_name, .str_len = (uint32_t)strlen(p->job_name)},
            r;
     uint8_t *raw = NULL;
     size_t rn = 0;
-    if (!ds_call(it->disp, &q, &r, &raw, &rn, st)) return false;
+    const double t0 = ds_now();
+    /* a coordinated job takes the workers registered when it is made: wait for the first one */
+    while (!ds_call(it->disp, &q, &r, &raw, &rn, st)) {
+        if (st->code != TFC_UNAVAILABLE || !p->num_consumers || ds_now() - t0 > p->worker_wait_ms / 1000.0) return false;
+        const struct timespec ts = {0, 100 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     it->job = r.v[0];
+    char list[DS_STR_MAX + 1] = "";
+    ds_msg_str(&r, list, sizeof list);
     it->disp->free_reply(raw, rn);
     it->started = true;
     it->no_worker_since = ds_now();
+    if (p->num_consumers) {
+        if (!(it->cw = tfc_calloc(MAX_WORKERS, sizeof *it->cw))) return tfc_status_oom(st, "workers", MAX_WORKERS);
+        return connect_round_workers(it, list, st);
+    }
     return refresh_workers(it, st);
+}
+
+/* Coordinated reads: round r comes from worker r % W, as element (r / W) * num_consumers + consumer_index of that
+ * worker's stream, so in every round all consumers read from the same worker. */
+static bool coordinated_next(svc_iter *it, tfc_tensor **out, bool *end, tfc_status *st) {
+    const svc_params *p = it->base.ds->p;
+    const int w = (int)(it->round % it->n_cw);
+    const int64_t e = it->round / it->n_cw * p->num_consumers + p->consumer_index;
+    const double deadline = ds_now() + p->timeout;
+    ps_transport *t = it->cw[w];
+    for (;;) {
+        ds_msg q = {.op = DS_GET_ELEMENTS,
+                    .v = {it->job, p->dataset_id, -2, p->num_consumers, e, it->client * MAX_WORKERS + w, ++it->cseq, 1}},
+               r;
+        uint8_t *raw = NULL;
+        size_t rn = 0;
+        if (!ds_call(t, &q, &r, &raw, &rn, st)) return false;
+        uint32_t count = 0, code = 0;
+        size_t pos = 0;
+        const uint8_t *el = NULL;
+        uint64_t n = 0;
+        bool ok = ds_elements_open(r.blob, r.blob_len, &count, &pos, st) &&
+                  (!count || ds_elements_next(r.blob, r.blob_len, &pos, &code, &el, &n, st));
+        if (ok && count) {
+            ok = code == TFC_OK ? data_decode_element(el, n, out, it->base.ds->spec.n, "tf.data service element", st)
+                                : tfc_status_set(st, (tfc_code)code, "%.*s", (int)(n < 255 ? n : 255), (const char *)el);
+            it->round++;
+        }
+        const bool done = ok && !count && r.v[1];
+        t->free_reply(raw, rn);
+        if (!ok || count) return ok;
+        if (done) {
+            *end = true;
+            return true;
+        }
+        if (ds_now() > deadline)
+            return tfc_status_set(st, TFC_DEADLINE_EXCEEDED, "coordinated read: round %lld of job %lld not ready from "
+                                  "worker %s within %.3g s (are the other consumers reading?)", (long long)it->round,
+                                  (long long)it->job, t->addr, p->timeout);
+    }
 }
 
 static bool svc_next(data_iter *base, tfc_tensor **out, bool *end, tfc_status *st) {
     svc_iter *it = (svc_iter *)base;
     const svc_params *p = base->ds->p;
     if (!it->started && !start(it, st)) return false;
+    if (p->num_consumers) return coordinated_next(it, out, end, st);
     for (;;) {
         pthread_mutex_lock(&it->mu);
         if (it->count) {
@@ -391,6 +463,8 @@ static void svc_free(data_iter *base) {
     for (int i = 0; i < it->count; i++) tfc_free(it->q[(it->head + i) % it->cap].p);
     tfc_free(it->q);
     tfc_free(it->retry);
+    for (int i = 0; i < it->n_cw; i++) ps_transport_free(it->cw[i]);
+    tfc_free(it->cw);
     ps_transport_free(it->disp);
     pthread_mutex_destroy(&it->mu);
     pthread_cond_destroy(&it->cv);
@@ -466,9 +540,13 @@ tfc_dataset *tfc_data_service_from_dataset_id(int64_t dataset_id, const tfc_dist
     else if (!strcmp(o.processing_mode, "distributed_epoch")) mode = DS_MODE_DISTRIBUTED_EPOCH;
     else return tfc_status_set(st, TFC_INVALID_ARGUMENT, "processing_mode '%s' is not \"parallel_epochs\" or "
                                "\"distributed_epoch\"", o.processing_mode), NULL;
-    if (o.num_consumers != 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "num_consumers %lld: coordinated reads (consumer_index / "
-                              "num_consumers) are not implemented by tfc's data service", (long long)o.num_consumers), NULL;
+    if (o.num_consumers < 0 || o.num_consumers > 4096 || (o.num_consumers && (o.consumer_index < 0 ||
+                                                                             o.consumer_index >= o.num_consumers)))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "consumer_index %lld must be in [0, num_consumers %lld)",
+                              (long long)o.consumer_index, (long long)o.num_consumers), NULL;
+    if (o.num_consumers && (!o.job_name || !*o.job_name || mode != DS_MODE_PARALLEL_EPOCHS))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "coordinated reads (num_consumers %lld) need a job_name and "
+                              "processing_mode \"parallel_epochs\"", (long long)o.num_consumers), NULL;
     if (o.max_outstanding_requests < TFC_AUTOTUNE || o.max_outstanding_requests > (1 << 20))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "max_outstanding_requests %lld",
                               (long long)o.max_outstanding_requests), NULL;
@@ -487,6 +565,11 @@ tfc_dataset *tfc_data_service_from_dataset_id(int64_t dataset_id, const tfc_dist
     ps_transport_free(t);
     int64_t rows = 0;
     if (local && mode == DS_MODE_DISTRIBUTED_EPOCH) rows = data_graph_split_rows(local, st);
+    if (local && o.num_consumers && tfc_dataset_cardinality(local) != TFC_INFINITE_CARDINALITY) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "coordinated reads need an infinite dataset (repeat()); dataset %lld "
+                       "has cardinality %lld", (long long)dataset_id, (long long)tfc_dataset_cardinality(local));
+        rows = -1;
+    }
     if (local && rows >= 0 && (ds = data_ds_new(&svc_kind, sizeof(svc_params), NULL, 0, st)) &&
         !data_spec_copy(&ds->spec, &local->spec, st))
         ds = data_ds_fail(ds);
@@ -502,6 +585,8 @@ tfc_dataset *tfc_data_service_from_dataset_id(int64_t dataset_id, const tfc_dist
                         : rows / 64 < 8 ? 8 : rows / 64 > 256 ? 256 : rows / 64;
         p->max_outstanding = o.max_outstanding_requests > 0 ? o.max_outstanding_requests : 64;
         p->worker_wait_ms = o.worker_wait_ms > 0 ? o.worker_wait_ms : 10000;
+        p->consumer_index = o.consumer_index;
+        p->num_consumers = o.num_consumers;
         p->timeout = o.timeout_s > 0 ? o.timeout_s : 10;
         tfc_status_clear(st);
     }

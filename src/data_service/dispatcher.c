@@ -27,8 +27,9 @@ typedef struct dclient {
 } dclient;
 
 typedef struct djob {
-    int64_t id, dataset, mode, num_splits, next_split;
+    int64_t id, dataset, mode, num_splits, next_split, num_consumers;
     char name[NAME_MAX_LEN];
+    char workers[DS_STR_MAX + 1];  /* coordinated reads: the workers, fixed at creation */
     double last_used;
     dclient clients[MAX_CLIENTS];
     int n_clients, next_slot;
@@ -104,8 +105,8 @@ static bool grow(void **arr, int *cap, int n, size_t elem, tfc_status *st) {
 
 /* ---- journal ---------------------------------------------------------------------------------------------------- */
 /* A journal record is an encoded ds_msg in TFRecord framing (CRC-checked): REGISTER_DATASET (v[0] id, blob graph),
- * GET_OR_CREATE_JOB (v[0] dataset, v[1] mode, v[2] splits, v[3] job id, str name) and GET_SPLIT (v[0] job, v[1]
- * next split after this one). */
+ * GET_OR_CREATE_JOB (v[0] dataset, v[1] mode, v[2] splits, v[3] job id, v[4] num_consumers, str name, blob its
+ * workers) and GET_SPLIT (v[0] job, v[1] next split after this one). */
 static bool journal_write(tfc_dispatch_server *d, const ds_msg *m, tfc_status *st) {
     if (!d->journal) return true;
     uint8_t *enc = NULL;
@@ -141,13 +142,21 @@ static bool add_dataset(tfc_dispatch_server *d, int64_t id, const uint8_t *g, si
     return true;
 }
 
-static djob *add_job(tfc_dispatch_server *d, int64_t id, int64_t dataset, int64_t mode, int64_t splits,
-                     const char *name, tfc_status *st) {
+static djob *add_job(tfc_dispatch_server *d, int64_t id, const int64_t *v, const char *name, const uint8_t *workers,
+                     size_t n_workers, tfc_status *st) {
+    if (n_workers > DS_STR_MAX)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "job worker list of %zu bytes", n_workers), NULL;
     if (!grow((void **)&d->jobs, &d->cap_jobs, d->n_jobs, sizeof *d->jobs, st)) return NULL;
     djob *j = &d->jobs[d->n_jobs++];
     memset(j, 0, sizeof *j);
-    *j = (djob){.id = id, .dataset = dataset, .mode = mode, .num_splits = splits, .last_used = ds_now()};
+    j->id = id;
+    j->dataset = v[0];
+    j->mode = v[1];
+    j->num_splits = v[2];
+    j->num_consumers = v[4];
+    j->last_used = ds_now();
     snprintf(j->name, sizeof j->name, "%s", name);
+    if (n_workers) memcpy(j->workers, workers, n_workers);
     if (id >= d->next_job_id) d->next_job_id = id + 1;
     return j;
 }
@@ -177,7 +186,7 @@ static bool replay(tfc_dispatch_server *d, const char *path, tfc_status *st) {
         char name[NAME_MAX_LEN];
         if (m.op == DS_REGISTER_DATASET) ok = add_dataset(d, m.v[0], m.blob, m.blob_len, st);
         else if (m.op == DS_GET_OR_CREATE_JOB) ok = ds_msg_str(&m, name, sizeof name) &&
-                                                     add_job(d, m.v[3], m.v[0], m.v[1], m.v[2], name, st);
+                                                     add_job(d, m.v[3], m.v, name, m.blob, m.blob_len, st);
         else if (m.op == DS_GET_SPLIT && (j = find_job(d, m.v[0]))) j->next_split = m.v[1];
         if (!ok) break;
     }
@@ -203,8 +212,9 @@ static bool journal_open(tfc_dispatch_server *d, tfc_status *st) {
     }
     for (int i = 0; ok && i < d->n_jobs; i++) {
         djob *j = &d->jobs[i];
-        ds_msg m = {.op = DS_GET_OR_CREATE_JOB, .v = {j->dataset, j->mode, j->num_splits, j->id}, .str = j->name,
-                    .str_len = (uint32_t)strlen(j->name)};
+        ds_msg m = {.op = DS_GET_OR_CREATE_JOB, .v = {j->dataset, j->mode, j->num_splits, j->id, j->num_consumers},
+                    .str = j->name, .str_len = (uint32_t)strlen(j->name), .blob = (const uint8_t *)j->workers,
+                    .blob_len = strlen(j->workers)};
         ds_msg s = {.op = DS_GET_SPLIT, .v = {j->id, j->next_split}};
         ok = journal_write(d, &m, st) && journal_write(d, &s, st);
     }
@@ -225,6 +235,28 @@ static void gc_jobs(tfc_dispatch_server *d) {
     for (int i = 0; i < d->n_jobs;)
         if (now - d->jobs[i].last_used > limit) d->jobs[i] = d->jobs[--d->n_jobs];
         else i++;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The live workers' addresses, sorted, comma-separated (those that do not fit are left out). */
+static void live_workers(tfc_dispatch_server *d, char *list, size_t size) {
+    const double now = ds_now();
+    const char **live = tfc_calloc((size_t)d->n_workers + 1, sizeof *live);
+    int n = 0;
+    for (int i = 0; live && i < d->n_workers; i++)
+        if (now - d->workers[i].last_seen <= d->workers[i].timeout) live[n++] = d->workers[i].addr;
+    if (live) qsort(live, (size_t)n, sizeof *live, cmp_str);
+    size_t len = 0;
+    list[0] = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = strlen(live[i]);
+        if (len + k + 2 > size) break;
+        if (len) list[len++] = ',';
+        memcpy(list + len, live[i], k + 1);
+        len += k;
+    }
+    tfc_free(live);
 }
 
 static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_status *st) {
@@ -260,22 +292,36 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "processing mode %lld", (long long)q->v[1]);
         if (q->v[2] < 0 || (q->v[1] == DS_MODE_DISTRIBUTED_EPOCH && q->v[2] < 1))
             return tfc_status_set(st, TFC_INVALID_ARGUMENT, "num_splits %lld", (long long)q->v[2]);
+        if (q->v[3] < 0 || q->v[3] > 4096 || (q->v[3] && (!name[0] || q->v[1] != DS_MODE_PARALLEL_EPOCHS)))
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "num_consumers %lld (coordinated reads need a job name "
+                                  "and parallel_epochs)", (long long)q->v[3]);
         gc_jobs(d);
         for (int i = 0; name[0] && i < d->n_jobs; i++)
             if (!strcmp(d->jobs[i].name, name)) {
                 j = &d->jobs[i];
-                if (j->dataset != q->v[0] || j->mode != q->v[1])
-                    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "job '%s' exists for dataset %lld in another "
-                                          "processing mode or dataset", name, (long long)j->dataset);
+                if (j->dataset != q->v[0] || j->mode != q->v[1] || j->num_consumers != q->v[3])
+                    return tfc_status_set(st, TFC_INVALID_ARGUMENT, "job '%s' exists for dataset %lld with another "
+                                          "processing mode, dataset or num_consumers", name, (long long)j->dataset);
                 j->last_used = ds_now();
                 r->v[0] = j->id;
+                r->str = j->workers;
+                r->str_len = (uint32_t)strlen(j->workers);
                 return true;
             }
-        const int64_t id = d->next_job_id;
-        ds_msg jm = {.op = DS_GET_OR_CREATE_JOB, .v = {q->v[0], q->v[1], q->v[2], id}, .str = name,
-                     .str_len = (uint32_t)strlen(name)};
-        if (!journal_write(d, &jm, st) || !add_job(d, id, q->v[0], q->v[1], q->v[2], name, st)) return false;
+        char workers[DS_STR_MAX + 1] = "";
+        if (q->v[3]) { /* the round-robin order of coordinated reads: the live workers now, sorted */
+            live_workers(d, workers, sizeof workers);
+            if (!workers[0])
+                return tfc_status_set(st, TFC_UNAVAILABLE, "coordinated job '%s': no worker has registered yet", name);
+        }
+        const int64_t id = d->next_job_id, jv[5] = {q->v[0], q->v[1], q->v[2], id, q->v[3]};
+        ds_msg jm = {.op = DS_GET_OR_CREATE_JOB, .v = {jv[0], jv[1], jv[2], jv[3], jv[4]}, .str = name,
+                     .str_len = (uint32_t)strlen(name), .blob = (const uint8_t *)workers, .blob_len = strlen(workers)};
+        if (!journal_write(d, &jm, st) || !(j = add_job(d, id, jv, name, (const uint8_t *)workers, strlen(workers), st)))
+            return false;
         r->v[0] = id;
+        r->str = j->workers;
+        r->str_len = (uint32_t)strlen(j->workers);
         return true;
     }
     case DS_GET_SPLIT: {
@@ -321,19 +367,10 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
         return true;
     }
     case DS_GET_WORKERS: {
-        static _Thread_local char list[DS_STR_MAX];
-        size_t len = 0;
-        const double now = ds_now();
-        list[0] = 0;
-        for (int i = 0; i < d->n_workers; i++) {
-            size_t k = strlen(d->workers[i].addr);
-            if (now - d->workers[i].last_seen > d->workers[i].timeout || len + k + 2 > sizeof list) continue;
-            if (len) list[len++] = ',';
-            memcpy(list + len, d->workers[i].addr, k + 1);
-            len += k;
-        }
+        static _Thread_local char list[DS_STR_MAX + 1];
+        live_workers(d, list, sizeof list);
         r->str = list;
-        r->str_len = (uint32_t)len;
+        r->str_len = (uint32_t)strlen(list);
         return true;
     }
     default:

@@ -19,13 +19,16 @@
 typedef enum {
     DS_REGISTER_DATASET = 1, /* blob graph -> v[0] dataset id (the same id for the same graph) */
     DS_GET_DATASET = 2,      /* v[0] dataset id -> blob graph */
-    DS_GET_OR_CREATE_JOB = 3,/* v[0] dataset id, v[1] mode, v[2] num_splits, str job name ("": anonymous)
-                                -> v[0] job id (the existing job of a name, whose dataset and mode must agree) */
+    DS_GET_OR_CREATE_JOB = 3,/* v[0] dataset id, v[1] mode, v[2] num_splits, v[3] num_consumers, str job name ("":
+                                anonymous) -> v[0] job id (the existing job of a name, whose dataset, mode and
+                                num_consumers must agree); with num_consumers, str: the job's workers (fixed at
+                                its creation, in the order consumers read them round by round) */
     DS_GET_SPLIT = 4,        /* v[0] job, v[1] client id, v[2] request number -> v[0] split index, -1 at the end */
     DS_HEARTBEAT = 5,        /* str worker address, v[0] its heartbeat interval in ms -> ok (registers the worker) */
     DS_GET_WORKERS = 6,      /* -> str live worker addresses, comma-separated */
-    DS_GET_ELEMENTS = 7,     /* worker: v[0] job, v[1] dataset, v[2] split (-1: the whole dataset), v[3] num_splits,
-                                v[4] elements of the split to skip, v[5] client id, v[6] request number, v[7] most
+    DS_GET_ELEMENTS = 7,     /* worker: v[0] job, v[1] dataset, v[2] split (-1: the whole dataset; -2: the whole
+                                dataset read by coordinated consumers), v[3] num_splits (-2: num_consumers), v[4]
+                                elements of the split to skip (-2: the index of the element wanted), v[5] client id, v[6] request number, v[7] most
                                 elements wanted (0: only start the task) -> blob elements, v[0] count, v[1] 1 at the end of the task */
     DS_OP_MAX = 7
 } ds_op;

@@ -40,6 +40,11 @@ typedef struct wtask {
     double last_used;
     wcache cache[CACHE_SLOTS];
     int next_slot;
+    /* coordinated reads (num_consumers > 0): element e of the stream goes to whoever asks for index e, once;
+     * the window holds elements [base, produced) and the producer waits while it is full */
+    int64_t nc, base, produced, wcap;
+    data_bytes *win;
+    bool *taken;
 } wtask;
 
 typedef struct wgraph {
@@ -87,13 +92,15 @@ static void *produce(void *arg) {
         }
         data_unref_n(out, t->n_comp);
         pthread_mutex_lock(&t->mu);
-        while (t->count == QCAP && !t->stop) pthread_cond_wait(&t->cv, &t->mu);
+        while ((t->nc ? t->produced - t->base == t->wcap : t->count == QCAP) && !t->stop)
+            pthread_cond_wait(&t->cv, &t->mu);
         if (t->stop) {
             pthread_mutex_unlock(&t->mu);
             tfc_free(e.p);
             break;
         }
-        t->q[(t->head + t->count++) % QCAP] = e;
+        if (t->nc) t->win[t->produced++ % t->wcap] = e;
+        else t->q[(t->head + t->count++) % QCAP] = e;
         pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
     }
@@ -115,6 +122,9 @@ static void task_free(wtask *t) {
     }
     tfc_iterator_free(t->it);
     for (int i = 0; i < t->count; i++) tfc_free(t->q[(t->head + i) % QCAP].p);
+    for (int64_t i = t->base; t->win && i < t->produced; i++) tfc_free(t->win[i % t->wcap].p);
+    tfc_free(t->win);
+    tfc_free(t->taken);
     for (int i = 0; i < CACHE_SLOTS; i++) free(t->cache[i].rep);
     pthread_mutex_destroy(&t->mu);
     pthread_cond_destroy(&t->cv);
@@ -157,7 +167,9 @@ static wtask *task_get(tfc_worker_server *w, const ds_msg *q, tfc_status *st) {
         }
     wtask *t = NULL;
     tfc_dataset *ds = NULL;
-    if (split < -1 || (split >= 0 && split >= num_splits) || q->v[4] < 0) {
+    const bool coordinated = split == -2;
+    if (split < -2 || (split >= 0 && split >= num_splits) || q->v[4] < 0 || (coordinated && (num_splits < 1 ||
+                                                                                         num_splits > 4096))) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "GetElements: split %lld of %lld, skip %lld", (long long)split,
                        (long long)num_splits, (long long)q->v[4]);
         goto done;
@@ -178,8 +190,22 @@ static wtask *task_get(tfc_worker_server *w, const ds_msg *q, tfc_status *st) {
         tfc_status_oom(st, "worker task", sizeof *t);
         goto done;
     }
-    *t = (wtask){.job = job, .split = split, .skip = q->v[4], .n_comp = tfc_dataset_num_components(ds),
-                 .last_used = ds_now()};
+    *t = (wtask){.job = job, .split = split, .skip = coordinated ? 0 : q->v[4],
+                 .n_comp = tfc_dataset_num_components(ds), .last_used = ds_now()};
+    if (coordinated) {
+        t->nc = num_splits;
+        t->wcap = 16 * t->nc < QCAP ? QCAP : 16 * t->nc;
+        t->win = tfc_calloc((size_t)t->wcap, sizeof *t->win);
+        t->taken = tfc_calloc((size_t)t->wcap, sizeof *t->taken);
+        if (!t->win || !t->taken) {
+            tfc_status_oom(st, "coordinated-read window", (size_t)t->wcap * sizeof *t->win);
+            tfc_free(t->win);
+            tfc_free(t->taken);
+            tfc_free(t);
+            t = NULL;
+            goto done;
+        }
+    }
     pthread_mutex_init(&t->mu, NULL);
     pthread_cond_init(&t->cv, NULL);
     if (!(t->it = tfc_iterator_new(ds, st)) || pthread_create(&t->th, NULL, produce, t)) {
@@ -222,6 +248,37 @@ static bool take_elements(wtask *t, int64_t want, ds_msg *r, data_bytes *blob, t
     return ok;
 }
 
+/* Element number e of a coordinated task's stream (waiting up to 20 ms for it to be produced); r->v[0] 0 when it is
+ * not there yet, also when e is a window ahead of the slowest consumer (which must read first: lockstep). Each
+ * index is handed out once. */
+static bool take_indexed(wtask *t, int64_t e, ds_msg *r, data_bytes *blob, tfc_status *st) {
+    if (!ds_elements_begin(blob, st)) return false;
+    const struct timespec until = ds_deadline(20);
+    bool ok = true;
+    pthread_mutex_lock(&t->mu);
+    while (e >= t->produced && !t->end && e - t->base < t->wcap)
+        if (pthread_cond_timedwait(&t->cv, &t->mu, &until)) break;
+    r->v[0] = 0;
+    if (e < t->base || (e < t->produced && t->taken[e % t->wcap])) {
+        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "coordinated read: element %lld of job %lld was read already",
+                            (long long)e, (long long)t->job);
+    } else if (e < t->produced) {
+        data_bytes *x = &t->win[e % t->wcap];
+        ok = ds_elements_add_raw(blob, x->p + 4, x->len - 4, st);
+        if (ok) {
+            tfc_free(x->p);
+            *x = (data_bytes){0};
+            t->taken[e % t->wcap] = true;
+            r->v[0] = 1;
+            while (t->base < t->produced && t->taken[t->base % t->wcap]) t->taken[t->base++ % t->wcap] = false;
+        }
+    }
+    r->v[1] = t->end && e >= t->produced;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    return ok;
+}
+
 static void reply_elements(tfc_worker_server *w, const ds_msg *q, uint8_t **rep, size_t *rn) {
     tfc_status st = TFC_STATUS_INIT;
     wtask *t = task_get(w, q, &st);
@@ -240,7 +297,7 @@ static void reply_elements(tfc_worker_server *w, const ds_msg *q, uint8_t **rep,
     }
     ds_msg r = {.op = q->op};
     data_bytes blob = {0};
-    bool ok = take_elements(t, q->v[7], &r, &blob, &st);
+    bool ok = t->nc ? take_indexed(t, q->v[4], &r, &blob, &st) : take_elements(t, q->v[7], &r, &blob, &st);
     r.blob = blob.p;
     r.blob_len = blob.len;
     ok = ok && ds_msg_encode(&r, rep, rn, &st);

@@ -151,6 +151,43 @@ static void test_modes(void) {
     /* the same graph registers under the same id */
     CHECK(register_affine(service, n, &st) == id);
 
+    /* coordinated reads: in round r both consumers read worker r % 2, consumer c element (r / 2) * 2 + c of its
+     * stream (the same stream on both workers: a deterministic pipeline) */
+    const int64_t m = 7 + rand() % 10;
+    tfc_dataset *inf = tfc_dataset_repeat(affine_range(m, &st), -1, &st);
+    int64_t cid = tfc_data_service_register_dataset(service, inf, &st);
+    tfc_dataset_unref(inf);
+    REQUIRE(cid >= 0);
+    tfc_iterator *ci[2];
+    tfc_dataset *cds[2];
+    for (int c = 0; c < 2; c++) {
+        cds[c] = tfc_data_service_from_dataset_id(cid, &(tfc_distribute_opts){.service = service, .job_name = "coord",
+                                                                              .consumer_index = c, .num_consumers = 2},
+                                                  &st);
+        REQUIRE(cds[c]);
+        ci[c] = tfc_iterator_new(cds[c], &st);
+    }
+    bool in_order = true;
+    for (int64_t r = 0; r < 40; r++)
+        for (int c = 0; c < 2; c++) {
+            tfc_tensor *t = NULL;
+            REQUIRE(tfc_iterator_next(ci[c], &t, 1, &st));
+            const int64_t e = r / 2 * 2 + c;
+            in_order &= (int64_t)tfc_tensor_get_f64(t, 0) == (e % m) * 3 + 1;
+            tfc_tensor_unref(t);
+        }
+    CHECK(in_order);
+    for (int c = 0; c < 2; c++) {
+        tfc_iterator_free(ci[c]);
+        tfc_dataset_unref(cds[c]);
+    }
+    CHECK(!tfc_data_service_from_dataset_id(id, &(tfc_distribute_opts){.service = service, .job_name = "c2",
+                                                                       .num_consumers = 2}, &st));
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT); /* a finite dataset */
+    CHECK(strstr(st.msg, "infinite") != NULL);
+    CHECK(!tfc_data_service_from_dataset_id(cid, &(tfc_distribute_opts){.service = service, .num_consumers = 2}, &st));
+    CHECK_CODE(&st, TFC_INVALID_ARGUMENT); /* no job name */
+
     /* a C callback: a clear error unless registered by name (workers here share this process's registry) */
     tfc_dataset *c = tfc_dataset_map(tfc_dataset_range(0, 50, 1, 0, &st), c_negate, NULL,
                                      &(tfc_map_opts){.output_spec = &(tfc_tensor_spec){TFC_INT64, {0}}}, &st);
