@@ -260,6 +260,62 @@ static void stop_worker(pid_t pid, int sig) {
     waitpid(pid, NULL, 0);
 }
 
+/* `tfc data ...` as a child; its stdout (the "serving on" line) goes to out_fd when >= 0. */
+static pid_t start_tool(const char *const *args, int out_fd) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(out_fd >= 0 ? out_fd : null, 1);
+        char *argv[16] = {(char *)TFC_TOOL, (char *)"data"};
+        for (int i = 0; args[i] && i < 13; i++) argv[i + 2] = (char *)args[i];
+        execv(TFC_TOOL, argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Exit status of pid, waiting at most 10 s (-1: still running, then killed). */
+static int exit_status(pid_t pid) {
+    for (int i = 0; i < 200; i++) {
+        int status = 0;
+        if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+        sleep_ms(50);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    return -1;
+}
+
+static void test_cli(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    CHECK(exit_status(start_tool((const char *[]){"dispatcher", "--protocol", "carrier-pigeon", NULL}, -1)) == 1);
+    CHECK(exit_status(start_tool((const char *[]){"worker", "--port", "-3", NULL}, -1)) == 2);
+    CHECK(exit_status(start_tool((const char *[]){"worker", NULL}, -1)) == 1); /* no dispatcher_address */
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    pid_t d = start_tool((const char *[]){"dispatcher", "--port", "0", "--job_gc_timeout_ms", "60000", NULL}, fds[1]);
+    close(fds[1]);
+    char line[128] = "", target[64] = "";
+    FILE *f = fdopen(fds[0], "r");
+    if (f && fgets(line, sizeof line, f)) sscanf(line, "dispatcher serving on %63s", target);
+    CHECK(target[0] != 0);
+    pid_t w = target[0] ? start_tool((const char *[]){"worker", "--dispatcher_address", target,
+                                                      "--heartbeat_interval_ms", "100", NULL}, -1) : 0;
+    if (target[0]) {
+        tfc_dataset *ds = tfc_dataset_distribute(affine_range(30, &st), &(tfc_distribute_opts){.service = target}, &st);
+        static int64_t vals[64];
+        int64_t k = ds ? drain_i64(ds, 0, vals, 64, &st) : -1;
+        CHECK_OK(&st);
+        CHECK(each_times(vals, k, 30, 1));
+        tfc_dataset_unref(ds);
+        kill(w, SIGTERM);
+        CHECK(exit_status(w) == 0);
+    }
+    kill(d, SIGTERM);
+    CHECK(exit_status(d) == 0);
+    if (f) fclose(f);
+}
+
 static void test_worker_killed(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_dispatch_server *d = tfc_dispatch_server_new(NULL, &st);
@@ -382,6 +438,7 @@ int main(void) {
     fn_affine = tfc_function_new(ctx, affine, NULL, &(tfc_function_opts){.name = "affine"}, &st);
     REQUIRE(ctx && fn_affine);
     test_modes();
+    test_cli();
     test_worker_killed();
     test_dispatcher_restart();
     tfc_function_free(fn_affine);
