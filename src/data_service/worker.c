@@ -104,6 +104,9 @@ static void *produce(void *arg) {
         pthread_cond_broadcast(&t->cv);
         pthread_mutex_unlock(&t->mu);
     }
+    /* the pipeline's threads and buffers go now; the drained task itself stays a while (DONE_KEEP_S) */
+    tfc_iterator_free(t->it);
+    t->it = NULL;
     pthread_mutex_lock(&t->mu);
     t->end = true;
     pthread_cond_broadcast(&t->cv);
