@@ -68,6 +68,8 @@ typedef struct ser {
     char names[MAX_NODES][64];
     int n;
     char *desc;
+    const char *tin[TFC_DATA_MAX_COMPONENTS];      /* a Tensor(Slice)Dataset's Const inputs (leaves: no recursion */
+    char tnames[TFC_DATA_MAX_COMPONENTS][64];       /* after them, so one set serves every node) */
 } ser;
 
 static const char *deterministic_str(int64_t flag) {
@@ -125,14 +127,11 @@ static const char *ser_node(ser *s, const tfc_dataset *ds, tfc_status *st) {
     for (int i = 0; i < s->n; i++)
         if (s->seen[i] == ds) return s->names[i];
     if (s->n == MAX_NODES) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "serialize: over %d nodes", MAX_NODES), NULL;
-    const char *in_nodes[TFC_DATA_MAX_COMPONENTS];
-    static _Thread_local char in_names[TFC_DATA_MAX_COMPONENTS][64];
     int n_in = ds->n_inputs;
     if (n_in > 16) return unsupported(ds, "over 16 inputs", st), NULL;
-    const char *ups[16];
+    const char *ups[16], **in_nodes = ups;
     for (int i = 0; i < n_in; i++)
         if (!(ups[i] = ser_node(s, ds->inputs[i], st))) return NULL;
-    for (int i = 0; i < n_in; i++) in_nodes[i] = ups[i];
     const int me = s->n++;
     s->seen[me] = ds;
     snprintf(s->names[me], sizeof s->names[me], "%s_%d", ds->kind->name, me);
@@ -165,7 +164,8 @@ static const char *ser_node(ser *s, const tfc_dataset *ds, tfc_status *st) {
         a[na++] = TFC_ATTR_I("stop", v[1]);
         a[na++] = TFC_ATTR_I("step", v[2]);
     } else if (!strcmp(k, "TensorDataset") || !strcmp(k, "TensorSliceDataset")) {
-        if (!ser_tensors(s, ds, node, in_nodes, in_names, st)) return NULL;
+        if (!ser_tensors(s, ds, node, s->tin, s->tnames, st)) return NULL;
+        in_nodes = s->tin;
         n_in = ds->spec.n;
     } else if (!strcmp(k, "TFRecordDataset") || !strcmp(k, "TextLineDataset")) {
         ok = desc_get(d, "compression_type", str, sizeof str) && desc_int(d, "buffer_size", &v[0]);

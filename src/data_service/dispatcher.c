@@ -56,6 +56,7 @@ struct tfc_dispatch_server {
     int n_workers, cap_workers;
     int64_t next_dataset_id, next_job_id;
     FILE *journal;
+    char list[DS_STR_MAX + 1];     /* GET_WORKERS reply text (encoded under mu) */
     char target[64];
     int port;
 };
@@ -367,10 +368,9 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
         return true;
     }
     case DS_GET_WORKERS: {
-        static _Thread_local char list[DS_STR_MAX + 1];
-        live_workers(d, list, sizeof list);
-        r->str = list;
-        r->str_len = (uint32_t)strlen(list);
+        live_workers(d, d->list, sizeof d->list);
+        r->str = d->list;
+        r->str_len = (uint32_t)strlen(d->list);
         return true;
     }
     default:
