@@ -117,8 +117,10 @@ TFC_API bool tfc_worker_server_join(tfc_worker_server *w, volatile int *stop, tf
 typedef struct tfc_distribute_opts {
     const char *processing_mode;       /* "parallel_epochs" (NULL) or "distributed_epoch" */
     const char *service;               /* dispatcher "host:port" (required) */
-    const char *job_name;              /* NULL: a job of its own per iterator; a name: shared by every iterator
-                                          that uses it (the first one creates it) */
+    const char *job_name;              /* NULL: a job of its own per iterator; a name: shared by the consumers
+                                          that use it, repetition by repetition: the k-th iterator of each
+                                          consumer's dataset joins the k-th job of that name (as TensorFlow's
+                                          repeated iteration of a shared job) */
     int64_t max_outstanding_requests;  /* elements buffered by the consumer; 0 or TFC_AUTOTUNE: 64 */
     int64_t consumer_index, num_consumers; /* coordinated reads; num_consumers 0: off (see COORDINATED READS) */
     int64_t worker_wait_ms;            /* how long a consumer without live workers waits for one; 0: 10000 */

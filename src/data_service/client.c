@@ -22,6 +22,7 @@ typedef struct svc_params {
     int mode;
     int64_t dataset_id, num_splits, max_outstanding, worker_wait_ms, consumer_index, num_consumers;
     double timeout;
+    _Atomic int64_t iterations;   /* iterators made so far: the repetition a named job is joined for */
 } svc_params;
 
 typedef struct qent {
@@ -46,7 +47,7 @@ typedef struct wthread {
 struct svc_iter {
     data_iter base;
     ps_transport *disp;
-    int64_t job, client;
+    int64_t job, client, repetition;
     pthread_mutex_t mu;
     pthread_cond_t cv;        /* queue changes, threads end, splits come back */
     qent *q;
@@ -320,7 +321,8 @@ static bool connect_round_workers(svc_iter *it, const char *list, tfc_status *st
 static bool start(svc_iter *it, tfc_status *st) {
     const svc_params *p = it->base.ds->p;
     if (!(it->disp = ps_transport_nng(p->service, p->timeout, st))) return false;
-    ds_msg q = {.op = DS_GET_OR_CREATE_JOB, .v = {p->dataset_id, p->mode, p->num_splits, p->num_consumers},
+    ds_msg q = {.op = DS_GET_OR_CREATE_JOB, .v = {p->dataset_id, p->mode, p->num_splits, p->num_consumers,
+                                                   it->repetition},
                 .str = p->job_name, .str_len = (uint32_t)strlen(p->job_name)},
            r;
     uint8_t *raw = NULL;
@@ -491,6 +493,7 @@ static data_iter *svc_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_stat
         return tfc_status_oom(st, "data service buffer", (size_t)it->cap * sizeof(qent)), NULL;
     }
     it->client = (int64_t)fresh_client_id();
+    it->repetition = atomic_fetch_add(&((svc_params *)ds->p)->iterations, 1);
     pthread_mutex_init(&it->mu, NULL);
     pthread_cond_init(&it->cv, NULL);
     return &it->base;

@@ -27,7 +27,7 @@ typedef struct dclient {
 } dclient;
 
 typedef struct djob {
-    int64_t id, dataset, mode, num_splits, next_split, num_consumers;
+    int64_t id, dataset, mode, num_splits, next_split, num_consumers, repetition;
     char name[NAME_MAX_LEN];
     char workers[DS_STR_MAX + 1];  /* coordinated reads: the workers, fixed at creation */
     double last_used;
@@ -106,8 +106,8 @@ static bool grow(void **arr, int *cap, int n, size_t elem, tfc_status *st) {
 
 /* ---- journal ---------------------------------------------------------------------------------------------------- */
 /* A journal record is an encoded ds_msg in TFRecord framing (CRC-checked): REGISTER_DATASET (v[0] id, blob graph),
- * GET_OR_CREATE_JOB (v[0] dataset, v[1] mode, v[2] splits, v[3] job id, v[4] num_consumers, str name, blob its
- * workers) and GET_SPLIT (v[0] job, v[1] next split after this one). */
+ * GET_OR_CREATE_JOB (v[0] dataset, v[1] mode, v[2] splits, v[3] job id, v[4] num_consumers, v[5] repetition, str
+ * name, blob its workers) and GET_SPLIT (v[0] job, v[1] next split after this one). */
 static bool journal_write(tfc_dispatch_server *d, const ds_msg *m, tfc_status *st) {
     if (!d->journal) return true;
     uint8_t *enc = NULL;
@@ -155,6 +155,7 @@ static djob *add_job(tfc_dispatch_server *d, int64_t id, const int64_t *v, const
     j->mode = v[1];
     j->num_splits = v[2];
     j->num_consumers = v[4];
+    j->repetition = v[5];
     j->last_used = ds_now();
     snprintf(j->name, sizeof j->name, "%s", name);
     if (n_workers) memcpy(j->workers, workers, n_workers);
@@ -213,7 +214,8 @@ static bool journal_open(tfc_dispatch_server *d, tfc_status *st) {
     }
     for (int i = 0; ok && i < d->n_jobs; i++) {
         djob *j = &d->jobs[i];
-        ds_msg m = {.op = DS_GET_OR_CREATE_JOB, .v = {j->dataset, j->mode, j->num_splits, j->id, j->num_consumers},
+        ds_msg m = {.op = DS_GET_OR_CREATE_JOB,
+                    .v = {j->dataset, j->mode, j->num_splits, j->id, j->num_consumers, j->repetition},
                     .str = j->name, .str_len = (uint32_t)strlen(j->name), .blob = (const uint8_t *)j->workers,
                     .blob_len = strlen(j->workers)};
         ds_msg s = {.op = DS_GET_SPLIT, .v = {j->id, j->next_split}};
@@ -298,7 +300,7 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
                                   "and parallel_epochs)", (long long)q->v[3]);
         gc_jobs(d);
         for (int i = 0; name[0] && i < d->n_jobs; i++)
-            if (!strcmp(d->jobs[i].name, name)) {
+            if (!strcmp(d->jobs[i].name, name) && d->jobs[i].repetition == q->v[4]) {
                 j = &d->jobs[i];
                 if (j->dataset != q->v[0] || j->mode != q->v[1] || j->num_consumers != q->v[3])
                     return tfc_status_set(st, TFC_INVALID_ARGUMENT, "job '%s' exists for dataset %lld with another "
@@ -315,8 +317,8 @@ static bool handle(tfc_dispatch_server *d, const ds_msg *q, ds_msg *r, tfc_statu
             if (!workers[0])
                 return tfc_status_set(st, TFC_UNAVAILABLE, "coordinated job '%s': no worker has registered yet", name);
         }
-        const int64_t id = d->next_job_id, jv[5] = {q->v[0], q->v[1], q->v[2], id, q->v[3]};
-        ds_msg jm = {.op = DS_GET_OR_CREATE_JOB, .v = {jv[0], jv[1], jv[2], jv[3], jv[4]}, .str = name,
+        const int64_t id = d->next_job_id, jv[6] = {q->v[0], q->v[1], q->v[2], id, q->v[3], q->v[4]};
+        ds_msg jm = {.op = DS_GET_OR_CREATE_JOB, .v = {jv[0], jv[1], jv[2], jv[3], jv[4], jv[5]}, .str = name,
                      .str_len = (uint32_t)strlen(name), .blob = (const uint8_t *)workers, .blob_len = strlen(workers)};
         if (!journal_write(d, &jm, st) || !(j = add_job(d, id, jv, name, (const uint8_t *)workers, strlen(workers), st)))
             return false;

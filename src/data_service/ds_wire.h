@@ -19,9 +19,10 @@
 typedef enum {
     DS_REGISTER_DATASET = 1, /* blob graph -> v[0] dataset id (the same id for the same graph) */
     DS_GET_DATASET = 2,      /* v[0] dataset id -> blob graph */
-    DS_GET_OR_CREATE_JOB = 3,/* v[0] dataset id, v[1] mode, v[2] num_splits, v[3] num_consumers, str job name ("":
-                                anonymous) -> v[0] job id (the existing job of a name, whose dataset, mode and
-                                num_consumers must agree); with num_consumers, str: the job's workers (fixed at
+    DS_GET_OR_CREATE_JOB = 3,/* v[0] dataset id, v[1] mode, v[2] num_splits, v[3] num_consumers, v[4] repetition
+                                (the consumer's iterator count), str job name ("": anonymous) -> v[0] job id (the
+                                existing job of that name and repetition, whose dataset, mode and num_consumers must
+                                agree); with num_consumers, str: the job's workers (fixed at
                                 its creation, in the order consumers read them round by round) */
     DS_GET_SPLIT = 4,        /* v[0] job, v[1] client id, v[2] request number -> v[0] split index, -1 at the end */
     DS_HEARTBEAT = 5,        /* str worker address, v[0] its heartbeat interval in ms -> ok (registers the worker) */
