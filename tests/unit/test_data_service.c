@@ -216,21 +216,31 @@ static void test_modes(void) {
     CHECK(!tfc_dataset_distribute(z, &(tfc_distribute_opts){.processing_mode = "distributed_epoch", .service = service}, &st));
     CHECK_CODE(&st, TFC_INVALID_ARGUMENT);
 
-    /* garbage to the dispatcher and a worker: error replies, and both keep serving */
+    /* garbage to the dispatcher and to a worker: error replies, and both keep serving */
+    char waddr[64];
+    snprintf(waddr, sizeof waddr, "127.0.0.1:%d", tfc_worker_server_port(w[0]));
     ps_transport *t = ps_transport_nng(tfc_dispatch_server_target(d), 5, &st);
-    for (int round = 0; round < 50; round++) {
+    ps_transport *tw = ps_transport_nng(waddr, 5, &st);
+    for (int round = 0; round < 100; round++) {
+        ps_transport *to = round < 50 ? t : tw;
         uint8_t junk[200];
         size_t len = (size_t)(rand() % (int)sizeof junk);
         for (size_t i = 0; i < len; i++) junk[i] = (uint8_t)rand();
         if (round % 2) memcpy(junk, "TFDS\x01", len < 5 ? len : 5); /* past the magic sometimes */
         uint8_t *rep = NULL;
         size_t rn = 0;
-        REQUIRE(t->call(t, junk, len, &rep, &rn, &st));
+        REQUIRE(to->call(to, junk, len, &rep, &rn, &st));
         ds_msg m;
         CHECK(ds_msg_decode(rep, rn, &m, &st) && m.code == TFC_INVALID_ARGUMENT);
-        t->free_reply(rep, rn);
+        to->free_reply(rep, rn);
     }
     ps_transport_free(t);
+    ps_transport_free(tw);
+    /* both still serve */
+    tfc_dataset *after = tfc_dataset_distribute(affine_range(n, &st), &(tfc_distribute_opts){.service = service}, &st);
+    k = after ? drain_i64(after, 0, vals, 4096, &st) : -1;
+    CHECK(each_times(vals, k, n, 2));
+    tfc_dataset_unref(after);
     CHECK(register_affine(service, n, &st) == id);
     CHECK(tfc_dispatch_server_num_workers(d) == 2);
 
