@@ -29,7 +29,7 @@ import bench_common as bc  # noqa: E402
 
 PEER_FRAMEWORKS = ("tensorflow", "torch", "onnxruntime")
 # Peers that are tfc itself in another configuration, served by tfc_bench (no Python framework to start).
-C_PEERS = ("openblas", "tfc_f32", "tfc_eager", "tfc_seq")  # sides served by tfc_bench itself
+C_PEERS = ("openblas", "tfc_f32", "tfc_eager", "tfc_seq", "tfc_local")  # sides served by tfc_bench itself
 PEER_MODULES = {"tensorflow": "tensorflow", "torch": "torch", "onnxruntime": "onnxruntime"}
 
 CONV_SHAPES = ["128x28x28x1_3x3x32", "128x13x13x32_3x3x64", "32x56x56x64_3x3x64_same"]
@@ -49,6 +49,7 @@ TARGETS = [
     (r"peak_mem_train_cnn$", "tensorflow", 2.0),
     (r"data_pipeline$", "tensorflow", 1.5),
     (r"peak_mem_data_pipeline$", "tensorflow", 1.0),  # the pipeline's speed-up at no more memory
+    (r"data_service$", "tfc_local", 1.6),  # 2 service workers feed one consumer, each with the local side's threads
     (r"saved_model_load$", "tensorflow", 10.0),
 ]
 
@@ -101,6 +102,7 @@ def workloads():
         ("graph_dispatch", "time", ["tensorflow", "tfc_eager"]),
         ("graph_parallel", "time", ["tfc_seq"]),
         ("data_pipeline", "rate", ["tensorflow"]),
+        ("data_service", "rate", ["tfc_local"]),
         ("saved_model_load", "time", ["tensorflow"]),
     ]
     return out
@@ -108,7 +110,7 @@ def workloads():
 
 UNITS = {"peak_fma": "GFLOP/s", "train_mlp": "images/s", "train_cnn": "images/s", "train_cnn_mixed_bfloat16": "images/s",
          "train_cnn_mixed_float16": "images/s", "infer_cnn_b256": "images/s",
-         "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "peak_mem_train_cnn": "MB",
+         "eager_dispatch": "ops/s", "data_pipeline": "elements/s", "data_service": "elements/s", "peak_mem_train_cnn": "MB",
          "peak_mem_data_pipeline": "MB"}
 
 
@@ -249,7 +251,7 @@ class Bench:
         impls = peers + ["tfc"] if workload == "saved_model_load" else ["tfc"] + peers
         prepared, notes, checks = {}, {}, {}
         # A training or pipeline sample is one call (fit, epoch): the warm-up is enough, no sizing run.
-        single = workload.startswith("train_") or workload == "data_pipeline"
+        single = workload.startswith("train_") or workload in ("data_pipeline", "data_service")
 
         for impl in impls:
             if impl in self.missing:

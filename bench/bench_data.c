@@ -33,6 +33,8 @@
 
 #include "bench.h"
 #include "tfc/data.h"
+#include "tfc/data_graph.h"
+#include "tfc/data_service.h"
 #include "tfc/keras/datasets.h"
 
 #pragma weak tfc_dataset_from_strings
@@ -51,6 +53,14 @@
 #pragma weak tfc_tfrecord_writer_close
 #pragma weak tfc_datasets_fashion_mnist_load
 #pragma weak tfc_datasets_free
+#pragma weak tfc_data_register_map_fn
+#pragma weak tfc_dispatch_server_new
+#pragma weak tfc_dispatch_server_target
+#pragma weak tfc_dispatch_server_num_workers
+#pragma weak tfc_dispatch_server_free
+#pragma weak tfc_worker_server_new
+#pragma weak tfc_worker_server_free
+#pragma weak tfc_dataset_distribute
 
 #define PIPELINE_IMAGES 4096
 #define PIPELINE_BATCH 128
@@ -243,10 +253,13 @@ static bool parse_fn(tfc_ctx *ctx, void *user, tfc_tensor *const *in, int n_in, 
 typedef struct {
     bench_case base;
     tfc_dataset *ds;
+    int copies;                      /* epochs of the pipeline one iteration reads (data_service: one per worker) */
+    tfc_dispatch_server *dispatcher; /* data_service: the service in this process */
+    tfc_worker_server *workers[2];
 } data_case;
 
-/* One epoch; *checksum (when not NULL) gets the sum of every pixel and label. */
-static bool run_epoch(tfc_dataset *ds, double *checksum, tfc_status *st) {
+/* One iteration: `copies` epochs; *checksum (when not NULL) gets the sum of every pixel and label over one. */
+static bool run_epoch(tfc_dataset *ds, int copies, double *checksum, tfc_status *st) {
     tfc_iterator *it = tfc_iterator_new(ds, st);
     if (!it) return false;
     int64_t seen = 0;
@@ -267,23 +280,26 @@ static bool run_epoch(tfc_dataset *ds, double *checksum, tfc_status *st) {
     tfc_iterator_free(it);
     if (st->code != TFC_OUT_OF_RANGE) return false;
     tfc_status_clear(st);
-    if (seen != PIPELINE_IMAGES)
+    if (seen != (int64_t)copies * PIPELINE_IMAGES)
         return tfc_status_set(st, TFC_INTERNAL, "data_pipeline: %ld elements, expected %d", (long)seen,
-                              PIPELINE_IMAGES);
-    if (checksum) *checksum = sum;
+                              copies * PIPELINE_IMAGES);
+    if (checksum) *checksum = sum / copies;
     return true;
 }
 
 static bool data_run(bench_case *bc, int64_t iters, tfc_status *st) {
     data_case *c = (data_case *)bc;
     for (int64_t i = 0; i < iters; i++) /* the first epoch (the warm-up) also sums its output */
-        if (!run_epoch(c->ds, isnan(c->base.check) ? &c->base.check : NULL, st)) return false;
+        if (!run_epoch(c->ds, c->copies, isnan(c->base.check) ? &c->base.check : NULL, st)) return false;
     return true;
 }
 
 static void data_free(bench_case *bc) {
     data_case *c = (data_case *)bc;
     tfc_dataset_unref(c->ds);
+    for (int i = 0; i < 2; i++)
+        if (c->workers[i]) tfc_worker_server_free(c->workers[i]);
+    if (c->dispatcher) tfc_dispatch_server_free(c->dispatcher);
     tfc_free(c);
 }
 
@@ -316,8 +332,83 @@ static tfc_dataset *make_pipeline(const bench_cfg *cfg, const char *path, tfc_st
                                     st);
 }
 
+/* ---- data_service: the same pipeline through the tf.data service ----
+ * tfc: a dispatcher and 2 workers in this process, each worker's pipeline with cfg->threads threads, feeding one
+ * consumer in parallel_epochs (every worker reads the one file: an iteration is one epoch per worker, 2 x
+ * PIPELINE_IMAGES elements); tfc_local: the pipeline itself with cfg->threads threads. The map's C callback is
+ * registered by name (workers rebuild the pipeline from its graph) with constants made once for the process. */
+static parse_consts *service_consts;
+
+static tfc_dataset *service_pipeline(const bench_cfg *cfg, const char *path, tfc_status *st) {
+    if (!service_consts) {
+        parse_consts *k = tfc_calloc(1, sizeof *k);
+        if (!k || !consts_make(k, st)) {
+            tfc_free(k);
+            return k ? NULL : (tfc_status_oom(st, "data_service", sizeof *k), NULL);
+        }
+        if (!tfc_data_register_map_fn("tfc_bench.parse_example", parse_fn, k, st)) {
+            consts_delete(k);
+            return NULL;
+        }
+        service_consts = k; /* the registry refers to it from now on */
+    }
+    const tfc_tensor_spec spec[2] = {{TFC_FLOAT, {3, {PIPELINE_SIZE, PIPELINE_SIZE, 1}}}, {TFC_INT64, {0}}};
+    const char *files[1] = {path};
+    tfc_dataset *ds = tfc_dataset_tfrecord(tfc_dataset_from_strings(files, 1, st), NULL, st);
+    ds = tfc_dataset_map(ds, parse_fn, service_consts,
+                         &(tfc_map_opts){.num_parallel_calls = TFC_AUTOTUNE, .output_structure = "(.,.)",
+                                         .output_spec = spec},
+                         st);
+    ds = tfc_dataset_shuffle(ds, PIPELINE_SHUFFLE, &(tfc_shuffle_opts){.seed = 1, .has_seed = true}, st);
+    ds = tfc_dataset_batch(ds, PIPELINE_BATCH, NULL, st);
+    ds = tfc_dataset_prefetch(ds, TFC_AUTOTUNE, st);
+    return tfc_dataset_with_options(ds, &(tfc_data_options){.private_threadpool_size = cfg->threads,
+                                                            .max_intra_op_parallelism = 1},
+                                    st);
+}
+
+static bench_case *prep_service(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, tfc_status *st) {
+    const bool local = !strcmp(impl, "tfc_local");
+    if (!local && strcmp(impl, "tfc"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "data_service: unknown impl '%s'", impl), NULL;
+    if (!data_available(st)) return NULL;
+    if (!tfc_data_register_map_fn || !tfc_dispatch_server_new || !tfc_worker_server_new || !tfc_dataset_distribute)
+        return tfc_status_set(st, TFC_UNIMPLEMENTED, "libtfc lacks the tf.data service"), NULL;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/data_pipeline.tfrecord", cfg->work_dir);
+    if (!write_tfrecord(ctx, cfg, path, st)) return NULL;
+    data_case *c = tfc_calloc(1, sizeof *c);
+    if (!c) return tfc_status_oom(st, "data_service", sizeof *c), NULL;
+    *c = (data_case){.base = {data_run, data_free, PIPELINE_IMAGES, NAN}, .copies = 1};
+    tfc_dataset *ds = service_pipeline(cfg, path, st);
+    if (ds && !local) {
+        c->copies = 2;
+        c->base.units = 2 * PIPELINE_IMAGES;
+        bool ok = (c->dispatcher = tfc_dispatch_server_new(NULL, st)) != NULL;
+        for (int i = 0; ok && i < 2; i++)
+            ok = (c->workers[i] = tfc_worker_server_new(
+                      &(tfc_worker_config){.dispatcher_address = tfc_dispatch_server_target(c->dispatcher),
+                                           .heartbeat_interval_ms = 100}, st)) != NULL;
+        for (int waited = 0; ok && tfc_dispatch_server_num_workers(c->dispatcher) < 2; waited += 10) {
+            if (waited > 10000) ok = tfc_status_set(st, TFC_UNAVAILABLE, "data_service: workers did not register");
+            usleep(10000);
+        }
+        tfc_dataset *svc = ok ? tfc_dataset_distribute(ds, &(tfc_distribute_opts){
+                                                           .service = tfc_dispatch_server_target(c->dispatcher)}, st)
+                              : (tfc_dataset_unref(ds), NULL);
+        ds = svc;
+    }
+    if (!ds) {
+        data_free(&c->base);
+        return NULL;
+    }
+    c->ds = ds;
+    return &c->base;
+}
+
 bench_case *bench_prep_data(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, const char *workload,
                             tfc_status *st) {
+    if (!strcmp(workload, "data_service")) return prep_service(ctx, cfg, impl, st);
     if (strcmp(workload, "data_pipeline")) return NULL;
     if (strcmp(impl, "tfc")) return tfc_status_set(st, TFC_INVALID_ARGUMENT, "data_pipeline: unknown impl '%s'", impl), NULL;
     if (!data_available(st)) return NULL;
@@ -331,7 +422,7 @@ bench_case *bench_prep_data(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl
         tfc_dataset_unref(ds);
         return tfc_status_oom(st, "data_pipeline", sizeof *c), NULL;
     }
-    *c = (data_case){.base = {data_run, data_free, PIPELINE_IMAGES, NAN}, .ds = ds};
+    *c = (data_case){.base = {data_run, data_free, PIPELINE_IMAGES, NAN}, .ds = ds, .copies = 1};
     return &c->base;
 }
 
@@ -368,7 +459,7 @@ bool bench_peak_mem_data(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st) {
     snprintf(path, sizeof path, "%s/data_pipeline.tfrecord", cfg->work_dir);
     tfc_dataset *ds = make_pipeline(cfg, path, st);
     bool ok = ds != NULL;
-    for (int e = 0; ok && e < PEAK_EPOCHS; e++) ok = run_epoch(ds, NULL, st);
+    for (int e = 0; ok && e < PEAK_EPOCHS; e++) ok = run_epoch(ds, 1, NULL, st);
     tfc_dataset_unref(ds);
     return ok;
 }

@@ -2,8 +2,11 @@
 # The layer rule (DESIGN §1): includes point only down the stack
 #   platform → core → ops → proto → kernels / device → eager → graph → saved_model → keras, data, distribute,
 #   profiler, summary, numpy → serving → capi
+#   data, distribute → data_service
 # (saved_model sits under keras as in TensorFlow, where Keras saves through tf.train.Checkpoint and
-# tf.saved_model; serving hosts SavedModels and Keras models)
+# tf.saved_model; serving hosts SavedModels and Keras models; data_service, the tf.data service, rebuilds
+# pipelines (data), runs their graph functions (graph) and speaks the RPC transport of distribute, so it sits
+# on both)
 # A folder of src/ may include its own headers, the public headers (tfc/...), and the internal headers of the
 # folders listed for it below. The top-level modules reach each other only through the public headers.
 # Known exceptions, each with its reason, are listed in tools/layer_exceptions.txt as "file -> included"; an
@@ -24,7 +27,8 @@ below() {
     graph) echo "eager kernels device proto ops core platform" ;;
     keras | data | distribute | saved_model | serving | profiler | summary | numpy)
       echo "graph eager kernels device proto ops core platform" ;;
-    capi) echo "keras data distribute saved_model serving profiler summary numpy graph eager kernels device proto ops core platform" ;;
+    data_service) echo "data distribute graph eager kernels device proto ops core platform" ;;
+    capi) echo "data_service keras data distribute saved_model serving profiler summary numpy graph eager kernels device proto ops core platform" ;;
     *) echo "?" ;;
   esac
 }

@@ -48,4 +48,8 @@ int tfc_tool_run_keras_model(const char *path, char *inputs, const char *outdir,
 int tfc_tool_ps(const char *job, int argc, char **argv);
 void tfc_tool_ps_usage(FILE *f);
 
+/* `tfc data dispatcher|worker ...` (tfc_data.c; argv after "data"). */
+int tfc_tool_data(int argc, char **argv);
+void tfc_tool_data_usage(FILE *f);
+
 #endif

@@ -21,6 +21,8 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/graphdef.h"
+#include "tfc/data_graph.h"
+#include "tfc/data_service.h"
 #include "tfc/saved_model.h"
 #include "tfc/npy.h"
 #include "tfc/summary.h"

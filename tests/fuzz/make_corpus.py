@@ -258,6 +258,25 @@ def make_ps_message():
                                                       (19, [2], struct.pack("<2H", 1, 2))]))
 
 
+def ds_message(op, v=(), s=b"", blob=b"", code=0):
+    v = list(v) + [0] * (8 - len(v))
+    return (b"TFDS" + bytes([1, op, 0, 0]) + struct.pack("<i8q", code, *v) + struct.pack("<I", len(s)) + s +
+            struct.pack("<Q", len(blob)) + blob)
+
+
+def make_data_service():
+    i64 = bytes([9, 0]) + struct.pack("<q", 7)  # one int64 scalar element (data_encode_element)
+    elems = struct.pack("<I", 2) + struct.pack("<IQ", 0, len(i64)) + i64 + struct.pack("<IQ", 3, 5) + b"bad x"
+    put("data_service", "register", ds_message(1, blob=b"\n\x00"))
+    put("data_service", "get_dataset", ds_message(2, [1000]))
+    put("data_service", "create_job", ds_message(3, [1000, 2, 16], b"shared"))
+    put("data_service", "get_split", ds_message(4, [2000, 77, 1]))
+    put("data_service", "heartbeat", ds_message(5, [1000], s=b"127.0.0.1:5051"))
+    put("data_service", "workers", ds_message(6))
+    put("data_service", "elements_reply", ds_message(7, [2, 0], blob=elems))
+    put("data_service", "error_reply", ds_message(4, s=b"job 5 does not exist", code=5))
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -269,6 +288,7 @@ def main():
     make_checkpoint()
     make_saved_model()
     make_ps_message()
+    make_data_service()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
