@@ -60,8 +60,9 @@ static void set_all(tfc_ctx *ctx, tfc_variable *v, float x) {
     tfc_tensor_unref(t);
 }
 
-/* The child: saves forever, save k holding k everywhere. */
-static int child(const char *dir) {
+/* The child: saves forever, save k holding k everywhere. It writes one byte to ready_fd once it is set up, so
+ * the parent's random delay counts from there and not from a start-up that a loaded machine makes slow. */
+static int child(const char *dir, int ready_fd) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
     if (!ctx) return 2;
@@ -69,6 +70,7 @@ static int child(const char *dir) {
     saver_new(ctx, &s);
     tfc_checkpoint_manager *m = tfc_checkpoint_manager_new(s.ckpt, dir, &(tfc_checkpoint_manager_opts){.max_to_keep = 2}, &st);
     if (!m) return 3;
+    if (write(ready_fd, "r", 1) != 1) return 5;
     for (float k = 1;; k++) {
         set_all(ctx, s.a, k);
         set_all(ctx, s.b, k);
@@ -114,13 +116,22 @@ static void test_kill(tfc_ctx *ctx, const char *exe, const char *dir) {
     }
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     for (int round = 0; round < 12; round++) {
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
-            execl(exe, exe, "child", dir, (char *)NULL);
+            char fd_arg[16];
+            snprintf(fd_arg, sizeof fd_arg, "%d", fds[1]);
+            close(fds[0]);
+            execl(exe, exe, "child", dir, fd_arg, (char *)NULL);
             _exit(127);
         }
-        struct timespec ts = {0, (long)(rand() % 400) * 1000000L}; /* 0-400 ms: start-up, mid-save, between saves */
+        close(fds[1]);
+        char ready;
+        CHECK(read(fds[0], &ready, 1) == 1); /* set up (or exited: then read returns 0 and the wait below says so) */
+        close(fds[0]);
+        struct timespec ts = {0, (long)(rand() % 400) * 1000000L}; /* 0-400 ms after set-up: mid-save, between saves */
         nanosleep(&ts, NULL);
         kill(pid, SIGKILL);
         int status;
@@ -170,7 +181,7 @@ static void test_manager(tfc_ctx *ctx, const char *dir) {
 }
 
 int main(int argc, char **argv) {
-    if (argc == 3 && !strcmp(argv[1], "child")) return child(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "child")) return child(argv[2], atoi(argv[3]));
     char dir[64] = "/tmp/tfc_ckpt_kill_XXXXXX", dir2[80];
     REQUIRE(mkdtemp(dir));
     snprintf(dir2, sizeof dir2, "%s/managed", dir);
