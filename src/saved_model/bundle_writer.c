@@ -1,7 +1,7 @@
 /* Tensor bundle writer (bundle.h), as TensorFlow's BundleWriter lays files out: one shard, tensors in the
  * order added, the index table sorted by key with the header under "". Bytes stream into a temporary shard;
- * finish renames it into place and then writes the index atomically, so a reader never sees an index whose
- * shard is incomplete. */
+ * finish builds the index, removes an older bundle's index at the same prefix, renames the shard into place and
+ * then writes the index atomically, so a reader never sees an index whose shard is incomplete or another's. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdio.h>
@@ -158,9 +158,9 @@ bool tfc_bundle_writer_finish(tfc_bundle_writer *w, tfc_status *st) {
     w->f = NULL;
     bool ok = fflush(f) == 0 && fsync(fileno(f)) == 0;
     ok = fclose(f) == 0 && ok;
-    if (!ok || rename(w->tmp_path, w->data_path) != 0) {
+    if (!ok) {
         w->failed = true;
-        return tfc_status_set(st, tfc_errno_code(errno), "%s: cannot write: %s", w->data_path, strerror(errno));
+        return tfc_status_set(st, tfc_errno_code(errno), "%s: cannot write: %s", w->tmp_path, strerror(errno));
     }
     qsort(w->items, w->n, sizeof *w->items, cmp_pending);
     Tensorflow__VersionDef v = TENSORFLOW__VERSION_DEF__INIT;
@@ -182,7 +182,11 @@ bool tfc_bundle_writer_finish(tfc_bundle_writer *w, tfc_status *st) {
         if (!index) ok = tfc_status_oom(st, w->prefix, n);
         else {
             snprintf(index, n, "%s.index", w->prefix);
-            ok = tfc_file_write_atomic(index, file, flen, st);
+            /* Replacing a bundle: its old index goes first, so an interruption between the two renames leaves
+             * no index (no checkpoint) rather than an old index over new data. */
+            if ((remove(index) != 0 && errno != ENOENT) || rename(w->tmp_path, w->data_path) != 0)
+                ok = tfc_status_set(st, tfc_errno_code(errno), "%s: cannot write: %s", w->data_path, strerror(errno));
+            ok = ok && tfc_file_write_atomic(index, file, flen, st);
             tfc_free(index);
         }
     }

@@ -70,6 +70,9 @@ static int child(const char *dir, int ready_fd) {
     saver_new(ctx, &s);
     tfc_checkpoint_manager *m = tfc_checkpoint_manager_new(s.ckpt, dir, &(tfc_checkpoint_manager_opts){.max_to_keep = 2}, &st);
     if (!m) return 3;
+    /* as a restarted job does: continue from the latest checkpoint (its save counter numbers the next save) */
+    char latest[512];
+    if (tfc_latest_checkpoint(dir, latest, sizeof latest, &st)) tfc_checkpoint_status_free(tfc_checkpoint_restore(s.ckpt, latest, &st));
     if (write(ready_fd, "r", 1) != 1) return 5;
     for (float k = 1;; k++) {
         set_all(ctx, s.a, k);
