@@ -19,6 +19,7 @@
 #include "tfc/control_flow.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
+#include "tfc/data_more.h"
 #include "tfc/graphdef.h"
 #include "tfc/saved_model.h"
 #include "tfc/npy.h"
