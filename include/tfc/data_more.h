@@ -59,17 +59,17 @@ TFC_API tfc_dataset *tfc_dataset_csv(tfc_dataset *filenames, tfc_tensor *const *
                                      const tfc_csv_opts *opts, tfc_status *st);
 
 /* ---- stateful transformations ------------------------------------------------------------------------------- */
-/* Dataset.scan(initial_state, scan_func): fn receives (state components..., element components...) and writes
- * (new state components..., output components...). initial_state: n_state borrowed tensors with structure
- * state_structure (NULL: "." or a tuple); the new state must keep the initial state's dtypes and shapes
- * (INVALID_ARGUMENT "scan: component i: expected ..."; TensorFlow relaxes shapes, tfc does not). The outputs
- * have output_structure (NULL: ".") and output_spec (NULL: unknown). Cardinality: the input's. */
 typedef struct tfc_scan_opts {
     const char *state_structure;
     const char *output_structure;
     const tfc_tensor_spec *output_spec;
     void (*user_free)(void *user);
 } tfc_scan_opts;
+/* Dataset.scan(initial_state, scan_func): fn receives (state components..., element components...) and writes
+ * (new state components..., output components...). initial_state: n_state borrowed tensors with structure
+ * state_structure (NULL: "." or a tuple); the new state must keep the initial state's dtypes and shapes
+ * (INVALID_ARGUMENT "scan: component i: expected ..."; TensorFlow relaxes shapes, tfc does not). The outputs
+ * have output_structure (NULL: ".") and output_spec (NULL: unknown). Cardinality: the input's. */
 TFC_API tfc_dataset *tfc_dataset_scan(tfc_dataset *ds, tfc_tensor *const *initial_state, int n_state,
                                       tfc_data_map_fn fn, void *user, const tfc_scan_opts *opts, tfc_status *st);
 
@@ -81,7 +81,7 @@ TFC_API bool tfc_dataset_reduce(tfc_dataset *ds, tfc_tensor *const *initial_stat
                                 void *user, tfc_tensor **out, tfc_status *st);
 
 /* Dataset.take_while(predicate): the elements before the first one for which fn sets *keep false.
- * Cardinality unknown (finite input) or infinite stays unknown, as TensorFlow. opts may be NULL. */
+ * Cardinality: unknown (as TensorFlow). opts may be NULL. */
 TFC_API tfc_dataset *tfc_dataset_take_while(tfc_dataset *ds, tfc_data_predicate_fn fn, void *user,
                                             const tfc_filter_opts *opts, tfc_status *st);
 

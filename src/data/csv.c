@@ -1,12 +1,11 @@
 /* tf.data.experimental.CsvDataset: RFC 4180 records (quoted fields with "" escapes and line breaks, "\n", "\r\n"
  * or "\r" ending a record) parsed from a buffered stream, one tuple of scalars per record. */
-#include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "data/data_more_internal.h"
+#include "kernels/cpu/string_internal.h"
 #include "tfc/data_more.h"
 
 typedef struct csv_params {
@@ -174,26 +173,16 @@ static tfc_tensor *csv_value(csv_iter *it, int col, int64_t field, const char *s
         return def->shape.rank == 0 ? tfc_tensor_ref(def) : data_slice_row(def, 0, st); /* [1] -> scalar */
     }
     if (dt == TFC_STRING) return tfc_tensor_from_strings(&s, &len, NULL, 0, st);
-    char num[64];
-    bool ok = len < sizeof num;
-    if (ok) {
-        memcpy(num, s, len);
-        num[len] = 0;
-    }
-    char *endp = num;
-    errno = 0;
+    bool ok = false; /* the number parsers of tf.io.decode_csv / tf.strings.to_number */
     tfc_tensor *t = NULL;
-    if (ok && (dt == TFC_INT32 || dt == TFC_INT64)) {
-        long long v = strtoll(num, &endp, 10);
-        while (*endp == ' ' || *endp == '\t') endp++;
-        ok = endp != num && !*endp && errno == 0 && (dt == TFC_INT64 || (v >= INT32_MIN && v <= INT32_MAX));
-        if (ok) t = dt == TFC_INT64 ? tfc_scalar_i64(v, st) : tfc_scalar(dt, (double)v, st);
-    } else if (ok) {
-        double v = strtod(num, &endp);
-        while (*endp == ' ' || *endp == '\t') endp++;
-        ok = endp != num && !*endp && (num[0] != '0' || (num[1] != 'x' && num[1] != 'X'));
-        if (ok) t = tfc_scalar(dt, v, st);
-    }
+    int64_t i64 = 0;
+    int32_t i32 = 0;
+    double f64 = 0;
+    float f32 = 0;
+    if (dt == TFC_INT64 && (ok = tfc_parse_i64(s, len, &i64))) t = tfc_scalar_i64(i64, st);
+    else if (dt == TFC_INT32 && (ok = tfc_parse_i32(s, len, &i32))) t = tfc_scalar(dt, i32, st);
+    else if (dt == TFC_FLOAT && (ok = tfc_parse_f32(s, len, &f32))) t = tfc_scalar(dt, f32, st);
+    else if (dt == TFC_DOUBLE && (ok = tfc_parse_f64(s, len, &f64))) t = tfc_scalar(dt, f64, st);
     if (!ok) {
         char msg[160];
         snprintf(msg, sizeof msg, "Field %lld is not a valid %s: %.*s", (long long)field, tfc_dtype_name(dt),

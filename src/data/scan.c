@@ -629,10 +629,12 @@ tfc_dataset *tfc_dataset_rebatch(tfc_dataset *in, const int64_t *batch_sizes, in
     memcpy(p->sizes, batch_sizes, (size_t)n_sizes * sizeof *p->sizes);
     p->n_sizes = n_sizes;
     p->drop_remainder = drop_remainder;
-    /* dim 0: known only for one size with drop_remainder */
+    /* dim 0: known only with drop_remainder and one size for all batches */
+    bool same = true;
+    for (int i = 1; i < n_sizes; i++) same = same && batch_sizes[i] == batch_sizes[0];
     for (int c = 0; c < ds->spec.n; c++)
         if (ds->spec.comps[c].shape.rank > 0)
-            ds->spec.comps[c].shape.dims[0] = n_sizes == 1 && drop_remainder ? batch_sizes[0] : -1;
+            ds->spec.comps[c].shape.dims[0] = same && drop_remainder ? batch_sizes[0] : -1;
     tfc_status_clear(st);
     return ds;
 }
