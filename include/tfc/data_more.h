@@ -106,13 +106,16 @@ typedef tfc_dataset *(*tfc_data_window_fn)(tfc_ctx *ctx, void *user, tfc_tensor 
 typedef struct tfc_group_by_window_opts {
     const char *output_structure;      /* structure of reduce_func's datasets; NULL: the input's */
     const tfc_tensor_spec *output_spec;/* NULL: unknown */
-    void (*user_free)(void *user);     /* frees user (shared by both callbacks) */
+    void (*user_free)(void *user);     /* frees user (shared by all callbacks) */
+    /* window_size_func: the window size of a key (>= 1; INVALID_ARGUMENT from next otherwise), used instead
+     * of window_size when set (then window_size must be 0), as TensorFlow's exactly-one-of rule. */
+    int64_t (*window_size_fn)(void *user, int64_t key);
 } tfc_group_by_window_opts;
-/* Dataset.group_by_window(key_func, reduce_func, window_size): key_fn (a map function writing one int64
+/* Dataset.group_by_window(key_func, reduce_func, window_size, window_size_func): key_fn (a map function writing one int64
  * scalar) puts each element in a group; a group reaching window_size elements is handed to reduce_fn at once and
  * the elements of the returned dataset come out; at the end of the input the remaining groups go in ascending
- * key order (as TensorFlow). INVALID_ARGUMENT for window_size < 1 and (from next) a key that is not an int64
- * scalar. */
+ * key order (as TensorFlow). INVALID_ARGUMENT for window_size < 1 without window_size_fn, both given, and (from
+ * next) a key that is not an int64 scalar. */
 TFC_API tfc_dataset *tfc_dataset_group_by_window(tfc_dataset *ds, tfc_data_map_fn key_fn,
                                                  tfc_data_window_fn reduce_fn, void *user, int64_t window_size,
                                                  const tfc_group_by_window_opts *opts, tfc_status *st);

@@ -19,9 +19,12 @@ class _ScanOpts(ctypes.Structure):
                 ("output_spec", ctypes.POINTER(_d.TensorSpec)), ("user_free", _d._FREE_FN)]
 
 
+_SIZE_FN = ctypes.CFUNCTYPE(_I64, _P, _I64)
+
+
 class _GbwOpts(ctypes.Structure):
     _fields_ = [("output_structure", _CP), ("output_spec", ctypes.POINTER(_d.TensorSpec)),
-                ("user_free", _d._FREE_FN)]
+                ("user_free", _d._FREE_FN), ("window_size_fn", _SIZE_FN)]
 
 
 class _BucketOpts(ctypes.Structure):
@@ -152,10 +155,19 @@ def _rebatch(self, batch_size, drop_remainder=False):
 class _WindowCallback:
     """group_by_window: key_func(*element) -> int64 scalar and reduce_func(key, window Dataset) -> Dataset."""
 
-    def __init__(self, key_func, reduce_func, structure):
+    def __init__(self, key_func, reduce_func, structure, window_size_func=None):
         self.key_func, self.reduce_func, self.s = key_func, reduce_func, structure
+        self.size_func = window_size_func
         self.c_key = _d._MAP_FN(self.key)
         self.c_reduce = _WIN_FN(self.reduce)
+        self.c_size = _SIZE_FN(self.size) if window_size_func is not None else _SIZE_FN()
+
+    def size(self, user, key):
+        try:
+            r = self.size_func(_d._to_tensor(np.int64(key)))
+            return int(np.asarray(r.numpy() if hasattr(r, "numpy") else r))
+        except Exception:  # noqa: BLE001 - a size < 1 makes the C side report the key
+            return 0
 
     def key(self, ctx, user, inp, n_in, out, n_out, st):
         try:
@@ -179,8 +191,6 @@ class _WindowCallback:
 
 
 def _group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None):
-    if window_size is None:
-        raise NotImplementedError("tfc: group_by_window needs window_size (window_size_func is not bound)")
     first = _first(self)
     out_s, specs = self.structure, None
     if first is not None:
@@ -190,10 +200,10 @@ def _group_by_window(self, key_func, reduce_func, window_size=None, window_size_
                             self.take(1))
         out_s = probe.structure
         specs = _d._spec_array(probe.component_specs())
-    cb = _WindowCallback(key_func, reduce_func, self.structure)
-    o = _GbwOpts(out_s.encode(), specs, _d._release)
-    h = _d._call("tfc_dataset_group_by_window", self._ref(), cb.c_key, cb.c_reduce, _d._keep(cb), int(window_size),
-                 ctypes.byref(o))
+    cb = _WindowCallback(key_func, reduce_func, self.structure, window_size_func)
+    o = _GbwOpts(out_s.encode(), specs, _d._release, cb.c_size)
+    h = _d._call("tfc_dataset_group_by_window", self._ref(), cb.c_key, cb.c_reduce, _d._keep(cb),
+                 int(window_size or 0), ctypes.byref(o))
     return _d.Dataset(h)
 
 

@@ -297,7 +297,14 @@ tfc_dataset *tfc_dataset_group_by_window(tfc_dataset *in, tfc_data_map_fn key_fn
                                          void *user, int64_t window_size, const tfc_group_by_window_opts *opts,
                                          tfc_status *st) {
     tfc_group_by_window_opts o = opts ? *opts : (tfc_group_by_window_opts){0};
-    gbw_params p = {key_fn, reduce_fn, user, o.user_free, window_size, NULL};
+    if (o.window_size_fn && window_size) {
+        if (o.user_free) o.user_free(user);
+        tfc_dataset_unref(in);
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "group_by_window: Either the `window_size` argument or the "
+                       "`window_size_func` argument must be specified (got both)");
+        return NULL;
+    }
+    gbw_params p = {key_fn, reduce_fn, user, o.user_free, window_size, o.window_size_fn};
     return gbw_new(in, &p, o.output_structure, o.output_spec, st);
 }
 

@@ -106,6 +106,12 @@ def test_group_by_window(rng):
     assert_same_cardinality(a, b)
     if n:
         assert_same_spec(a, b)
+    sizes = [int(v) for v in rng.integers(1, 5, size=k)]
+    a = tfd.Dataset.from_tensor_slices(x).group_by_window(lambda e: e.numpy() % k, lambda key, win: win.batch(3),
+                                                          window_size_func=lambda key: sizes[int(key.numpy())])
+    b = tfdata.Dataset.from_tensor_slices(x).group_by_window(lambda e: e % k, lambda key, win: win.batch(3),
+                                                             window_size_func=lambda key: tf.gather(tf.constant(sizes, tf.int64), key))
+    assert_same_sequence(a, b)
 
 
 def test_bucket_by_sequence_length(rng):
