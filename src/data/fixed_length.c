@@ -29,21 +29,6 @@ bool data_open_next_file(data_iter *files, const char *what, const char *compres
     return true;
 }
 
-bool data_check_reader(tfc_dataset *files, const tfc_reader_opts *o, const char *what, tfc_status *st) {
-    if (!data_check_compression(o->compression_type, st)) return false;
-    if (o->buffer_size < 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: buffer_size must be >= 0, got %lld", what,
-                              (long long)o->buffer_size);
-    if (o->num_parallel_reads < 0 && o->num_parallel_reads != TFC_AUTOTUNE)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: num_parallel_reads must be positive or AUTOTUNE, got %lld",
-                              what, (long long)o->num_parallel_reads);
-    const tfc_tensor_spec *s = files->spec.comps;
-    if (files->spec.n != 1 || (s->dtype && s->dtype != TFC_STRING) || s->shape.rank > 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: filenames must be a dataset of string scalars, got %s",
-                              what, files->spec.structure);
-    return true;
-}
-
 /* ---- FixedLengthRecordDataset ----------------------------------------------------------------------------------
  * A window of record_bytes + footer_bytes bytes slides over the body: a record is emitted while a full window
  * follows it, so the footer is never returned, also for compressed streams whose size is unknown. */
