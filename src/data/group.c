@@ -362,11 +362,17 @@ static tfc_dataset *bucket_reduce(tfc_ctx *ctx, void *user, tfc_tensor *key, tfc
     int64_t bs = b->sizes[id];
     tfc_dataset *w = tfc_dataset_ref(window);
     if (b->no_padding) return tfc_dataset_batch(w, bs, &(tfc_batch_opts){.drop_remainder = b->drop_remainder}, st);
-    tfc_shape shapes[TFC_DATA_MAX_COMPONENTS];
+    tfc_shape *shapes = tfc_malloc((size_t)b->n * sizeof *shapes);
+    if (!shapes) {
+        tfc_dataset_unref(w);
+        tfc_status_oom(st, "bucket_by_sequence_length", (size_t)b->n * sizeof *shapes);
+        return NULL;
+    }
     for (int c = 0; c < b->n; c++) {
         shapes[c] = b->padded ? b->padded[c] : window->spec.comps[c].shape;
         if (!b->to_boundary) continue;
         if (id >= b->nb) {
+            tfc_free(shapes);
             tfc_dataset_unref(w);
             tfc_status_set(st, TFC_INVALID_ARGUMENT,
                            "bucket_by_sequence_length: When pad_to_bucket_boundary=True, elements must have length "
@@ -377,7 +383,9 @@ static tfc_dataset *bucket_reduce(tfc_ctx *ctx, void *user, tfc_tensor *key, tfc
             if (shapes[c].dims[d] < 0) shapes[c].dims[d] = b->bounds[id] - 1;
     }
     tfc_padded_batch_opts po = {shapes, b->values, b->drop_remainder};
-    return tfc_dataset_padded_batch(w, bs, &po, st);
+    tfc_dataset *out = tfc_dataset_padded_batch(w, bs, &po, st);
+    tfc_free(shapes);
+    return out;
 }
 
 tfc_dataset *tfc_dataset_bucket_by_sequence_length(tfc_dataset *in, tfc_data_length_fn length_fn, void *user,

@@ -420,7 +420,9 @@ static bool unique_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status 
             const char *b = tfc_tensor_string(t, 0, &len);
             ok = unique_insert(it, b ? b : "", b ? len : 0, 0, &fresh, st);
         } else {
-            ok = unique_insert(it, NULL, 0, (int64_t)tfc_tensor_get_f64(t, 0), &fresh, st);
+            const void *d = tfc_tensor_data(t); /* exact for all of int64 (a double is not) */
+            int64_t v = t->dtype == TFC_INT64 ? *(const int64_t *)d : (int64_t) * (const int32_t *)d;
+            ok = unique_insert(it, NULL, 0, v, &fresh, st);
         }
         if (ok && fresh) return true;
         tfc_tensor_unref(out[0]);
