@@ -227,7 +227,7 @@ static bool csv_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *st
             if (!take) continue;
             have++;
             if (col >= p->n) continue; /* too many fields: counted for the message */
-            const char *s = it->field + it->starts[f];
+            const char *s = it->field ? it->field + it->starts[f] : ""; /* NULL until a byte is stored */
             size_t len = it->starts[f + 1] - it->starts[f];
             if (!(out[col] = csv_value(it, col, f, s, len, st))) fail = true;
             col++;
