@@ -20,6 +20,7 @@
 #include "tfc/control_flow.h"
 #include "tfc/example.h"
 #include "tfc/data.h"
+#include "tfc/data_more.h"
 #include "tfc/graphdef.h"
 #include "tfc/data_graph.h"
 #include "tfc/data_service.h"

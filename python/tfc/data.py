@@ -791,3 +791,6 @@ def tf_record_iterator(path, compression_type=None, buffer_size=0):
             yield ctypes.string_at(data, ln.value) if ln.value else b""
     finally:
         _fn("tfc_tfrecord_reader_free")(r)
+
+
+from . import data_more as _data_more  # noqa: E402,F401 - adds scan, reduce, CsvDataset, ... to this module

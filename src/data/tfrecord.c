@@ -5,7 +5,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "data/data_internal.h"
+#include "data/data_more_internal.h"
 
 static uint32_t get_le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 static uint64_t get_le64(const uint8_t *p) { return get_le32(p) | (uint64_t)get_le32(p + 4) << 32; }
@@ -363,7 +363,7 @@ static const data_kind tfrecord_kind = {"TFRecordDataset", tfrecord_make_iter, N
                                         data_file_describe};
 
 /* Validates the options and the filenames dataset (string scalars). */
-static bool check_file_source(tfc_dataset *files, const tfc_reader_opts *o, const char *what, tfc_status *st) {
+bool data_check_reader(tfc_dataset *files, const tfc_reader_opts *o, const char *what, tfc_status *st) {
     if (!data_check_compression(o->compression_type, st)) return false;
     if (o->buffer_size < 0)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: buffer_size must be >= 0, got %lld", what,
@@ -420,7 +420,7 @@ static void per_file_free(void *user) {
 tfc_dataset *data_file_source(const data_kind *k, tfc_dataset *files, const tfc_reader_opts *opts, tfc_status *st) {
     tfc_reader_opts o = opts ? *opts : (tfc_reader_opts){0};
     if (!data_check_input(files, st)) return NULL;
-    if (!check_file_source(files, &o, k->name, st)) {
+    if (!data_check_reader(files, &o, k->name, st)) {
         tfc_dataset_unref(files);
         return NULL;
     }

@@ -188,6 +188,18 @@ def make_text():
     put("text", "empty_lines", b"\x01" + b"\n\n\r\n")
 
 
+def make_csv():
+    # first byte: columns (1 + k % 5), header (4), ';' (8), no quoting (16), na_value "NA" (32), select_cols (64),
+    # GZIP (128); the same bytes are read as fixed-length records (1 + k % 7 bytes, header k % 3, footer k >> 3 % 3)
+    put("csv", "plain", b"\x02" + b"1.5,2,abc\n-1,,\"q,uo\"\"ted\"\r\n,,\n")
+    put("csv", "multiline_quote", b"\x02" + b"1,2,\"line\nbreak\"\n3,4,\"open")
+    put("csv", "header_semicolon", b"\x0e" + b"a;b;c\n1;2;x\n5;6\n")
+    put("csv", "required_na", b"\x24" + b"NA,NA,NA,,NA\n1,2,3,4,5\n")
+    put("csv", "select_cols", b"\x44" + b"a,b,c,d,e,f,g\n1,2,3,4,5,6,7\n")
+    put("csv", "gzip", b"\x82" + gzip.compress(b"1,2,x\n3,4,y\n", mtime=0))
+    put("csv", "records", b"\x09" + bytes(range(40)))
+
+
 def make_checkpoint():
     # fuzz_checkpoint's input: 2-byte little-endian index length, the .index table, then the data shard
     import numpy as np
@@ -285,6 +297,7 @@ def main():
     make_keras()
     make_keras_zip()
     make_text()
+    make_csv()
     make_checkpoint()
     make_saved_model()
     make_ps_message()
