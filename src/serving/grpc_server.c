@@ -148,7 +148,10 @@ static void answer(grpc_srv_call *c) {
     ops[n].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     ops[n++].data.recv_close_on_server.cancelled = &c->cancelled;
     c->state = CALL_DONE;
-    if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) call_free(c);
+    if (grpc_call_start_batch(c->call, ops, n, c, NULL) != GRPC_CALL_OK) {
+        call_free(c);
+        refill(s);
+    }
 }
 
 static void step(grpc_srv_call *c, bool success) {
@@ -172,7 +175,10 @@ static void step(grpc_srv_call *c, bool success) {
         op.op = GRPC_OP_RECV_MESSAGE;
         op.data.recv_message.recv_message = &c->request;
         c->state = CALL_READ;
-        if (grpc_call_start_batch(c->call, &op, 1, c, NULL) != GRPC_CALL_OK) call_free(c);
+        if (grpc_call_start_batch(c->call, &op, 1, c, NULL) != GRPC_CALL_OK) {
+            call_free(c);
+            refill(s);
+        }
         return;
     }
     case CALL_READ:
