@@ -22,9 +22,10 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libzip-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev
-PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto
-PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev \
+                libmicrohttpd-dev wrk
+PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto requests
+PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto requests
 BENCH_PY_PACKAGES := torch onnxruntime onnx
 BENCH_PY_MODULES  := torch onnxruntime onnx
 

@@ -293,7 +293,7 @@ bool tfc_srv_classify(tfc_srv_version *v, const char *signature_name, const tfc_
     out->n_examples = ex->n;
     out->n_classes = ic >= 0 ? kc : ks;
     int64_t total;
-    if (tfc_mul_overflow_i64(out->n_examples, out->n_classes, &total)) {
+    if (!tfc_mul_overflow_i64(out->n_examples, out->n_classes, &total)) {
         tfc_status_set(st, TFC_INVALID_ARGUMENT, "classification result too large");
         goto done;
     }
