@@ -21,10 +21,11 @@ JOBS    ?= $(shell nproc)
 PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libzip-dev libpng-dev \
-                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev libgrpc-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev
-PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto tensorflow-serving-api
-PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto tensorflow_serving
+                libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev \
+                libmicrohttpd-dev wrk libgrpc-dev
+PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto requests tensorflow-serving-api
+PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto requests tensorflow_serving
 BENCH_PY_PACKAGES := torch onnxruntime onnx
 BENCH_PY_MODULES  := torch onnxruntime onnx
 
@@ -54,7 +55,7 @@ venv: deps
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
 	  { $(PY) -m pip install -q --upgrade pip && \
-	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras tensorboard xprof perfetto tensorflow-serving-api; }; }
+	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras tensorboard xprof perfetto requests tensorflow-serving-api; }; }
 
 build: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -21,6 +21,7 @@
 #include "tfc/data.h"
 #include "tfc/graphdef.h"
 #include "tfc/saved_model.h"
+#include "tfc/serving.h"
 #include "tfc/npy.h"
 #include "tfc/summary.h"
 #include "tfc/profiler.h"

@@ -355,3 +355,46 @@ bool tfc_srv_config_parse(const char *text, size_t len, tfc_srv_config *out, tfc
     tfc_status_clear(st);
     return true;
 }
+
+static bool bool_value(reader *r, bool *out) {
+    char w[16];
+    if (!ident(r, w, sizeof w)) return false;
+    if (!strcmp(w, "true") || !strcmp(w, "True") || !strcmp(w, "t") || !strcmp(w, "1")) *out = true;
+    else if (!strcmp(w, "false") || !strcmp(w, "False") || !strcmp(w, "f") || !strcmp(w, "0")) *out = false;
+    else return fail(r, "expected true or false, got '%s'", w);
+    return true;
+}
+
+bool tfc_srv_monitoring_parse(const char *text, size_t len, bool *enable, char *path, size_t path_size,
+                              tfc_status *st) {
+    reader r = {text, text + len, text, st};
+    *enable = false;
+    snprintf(path, path_size, "/monitoring/prometheus/metrics");
+    char f[64], cl;
+    while (skip(&r), r.p < r.end) {
+        if (!ident(&r, f, sizeof f)) return false;
+        if (strcmp(f, "prometheus_config")) return fail(&r, "unknown field '%s' in MonitoringConfig", f);
+        if (!open_field(&r, true, &cl)) return false;
+        while (!peek(&r, cl)) {
+            char g[64], x;
+            if (!ident(&r, g, sizeof g) || !open_field(&r, false, &x)) return false;
+            if (!strcmp(g, "enable")) {
+                if (!bool_value(&r, enable)) return false;
+            } else if (!strcmp(g, "path")) {
+                char *s = NULL;
+                if (!string_value(&r, &s)) return false;
+                bool ok = s[0] == '/' && strlen(s) < path_size;
+                if (ok) snprintf(path, path_size, "%s", s);
+                tfc_free(s);
+                if (!ok) return fail(&r, "prometheus_config.path must start with '/' (and be short)");
+            } else {
+                return fail(&r, "unknown field '%s' in prometheus_config", g);
+            }
+            separator(&r);
+        }
+        r.p++;
+        separator(&r);
+    }
+    tfc_status_clear(st);
+    return true;
+}

@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "tfc/saved_model.h"
+#include "tfc/serving.h"
 #include "tfc/status.h"
 #include "tfc/tensor.h"
 
@@ -70,6 +71,12 @@ bool tfc_srv_config_parse(const char *text, size_t len, tfc_srv_config *out, tfc
 /* A config of one model (the --model_name / --model_base_path flags, policy latest 1). */
 bool tfc_srv_config_single(const char *name, const char *base_path, tfc_srv_config *out, tfc_status *st);
 void tfc_srv_config_clear(tfc_srv_config *c); /* frees what c owns and zeroes it; NULL-safe */
+/* Parses a MonitoringConfig text proto (--monitoring_config_file):
+ *   prometheus_config { enable: true path: "/monitoring/prometheus/metrics" }
+ * *enable and path (default "/monitoring/prometheus/metrics" when not given; must start with '/') are set.
+ * INVALID_ARGUMENT naming line and column otherwise. */
+bool tfc_srv_monitoring_parse(const char *text, size_t len, bool *enable, char *path, size_t path_size,
+                              tfc_status *st);
 
 /* ---- model manager -------------------------------------------------------------------------------------- */
 
@@ -110,6 +117,10 @@ tfc_srv_version *tfc_srv_acquire(tfc_srv_manager *m, const char *name, int64_t v
 void tfc_srv_release(tfc_srv_version *v); /* NULL-safe */
 const char *tfc_srv_version_model(const tfc_srv_version *v); /* the model's name (borrowed from v) */
 int64_t tfc_srv_version_number(const tfc_srv_version *v);
+
+/* The model manager of a server started with tfc_model_server_start (include/tfc/serving.h), for front ends that
+ * share it (a gRPC listener next to the REST one). Borrowed; valid until tfc_model_server_stop. */
+tfc_srv_manager *tfc_srv_server_manager(tfc_model_server *s);
 
 /* ---- status (get_model_status.proto) -------------------------------------------------------------------- */
 
