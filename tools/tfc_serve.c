@@ -9,16 +9,20 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "serving/grpc_server.h"
 #include "serving/servable.h"
 #include "tfc/serving.h"
 #include "tfc_tools.h"
+
+/* How long in-flight gRPC calls may run after SIGTERM before they are cancelled. */
+#define GRPC_GRACE_SECONDS 30.0
 
 void tfc_tool_serve_usage(FILE *f) {
     fprintf(f, "  serve --model_name=NAME --model_base_path=DIR | --model_config_file=FILE\n"
                "        [--rest_api_port=8501] [--port=8500] [--rest_api_num_threads=N] [--rest_api_timeout_in_ms=30000]\n"
                "        [--file_system_poll_wait_seconds=1] [--monitoring_config_file=FILE]\n"
                "        [--rest_api_host=0.0.0.0] [--max_request_bytes=67108864] [--model_instances=N]\n"
-               "                 TensorFlow Serving compatible model server (REST API)\n");
+               "                 TensorFlow Serving compatible model server (REST and gRPC APIs)\n");
 }
 
 /* The value of flag `name` at argv[*i] ("--name=v" or "--name v"); NULL when argv[*i] is another flag. */
@@ -114,6 +118,14 @@ int tfc_tool_serve(int argc, char **argv) {
         return 1;
     }
     fl.server = s;
+    /* gRPC (--port) answers from the same model manager as REST */
+    tfc_grpc_server *grpc = tfc_grpc_server_start(tfc_srv_server_manager(s), &(tfc_grpc_opts){.port = fl.port}, &st);
+    if (!grpc) {
+        fprintf(stderr, "tfc serve: %s: %s\n", tfc_code_name(st.code), st.msg);
+        tfc_model_server_stop(s);
+        return 1;
+    }
+    fprintf(stderr, "tfc serve: running gRPC ModelServer at 0.0.0.0:%d\n", tfc_grpc_server_port(grpc));
     if (tfc_model_server_rest_port(s) >= 0)
         fprintf(stderr, "tfc serve: exporting HTTP/REST API at %s:%d\n",
                 fl.opts.rest_api_host ? fl.opts.rest_api_host : "0.0.0.0", tfc_model_server_rest_port(s));
@@ -121,6 +133,7 @@ int tfc_tool_serve(int argc, char **argv) {
     int sig = 0;
     while (sigwait(&stop, &sig) != 0) {}
     fprintf(stderr, "tfc serve: signal %d, shutting down\n", sig);
+    tfc_grpc_server_stop(grpc, GRPC_GRACE_SECONDS);
     tfc_model_server_stop(s);
     return 0;
 }
