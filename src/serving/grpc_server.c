@@ -213,6 +213,15 @@ static void *worker(void *arg) {
     }
 }
 
+/* Frees what every server holds once gRPC core's objects are gone. */
+static void server_free(tfc_grpc_server *s) {
+    pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->mu);
+    tfc_free(s->threads);
+    tfc_free(s);
+    grpc_shutdown();
+}
+
 /* Shuts down and destroys a server whose worker threads never started (start failed half way). */
 static void destroy_unstarted(tfc_grpc_server *s) {
     if (s->server) {
@@ -231,11 +240,7 @@ static void destroy_unstarted(tfc_grpc_server *s) {
         }
         grpc_completion_queue_destroy(s->cq);
     }
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    tfc_free(s->threads);
-    tfc_free(s);
-    grpc_shutdown();
+    server_free(s);
 }
 
 tfc_grpc_server *tfc_grpc_server_start(tfc_srv_manager *m, const tfc_grpc_opts *opts, tfc_status *st) {
@@ -253,14 +258,12 @@ tfc_grpc_server *tfc_grpc_server_start(tfc_srv_manager *m, const tfc_grpc_opts *
     s->max_message = o.max_message_bytes ? o.max_message_bytes : TFC_GRPC_DEFAULT_MAX_MESSAGE;
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
+    grpc_init();
     if (!(s->threads = tfc_calloc((size_t)s->n_threads, sizeof *s->threads))) {
         tfc_status_oom(st, "gRPC server threads", (size_t)s->n_threads * sizeof *s->threads);
-        pthread_cond_destroy(&s->cv);
-        pthread_mutex_destroy(&s->mu);
-        tfc_free(s);
+        server_free(s);
         return NULL;
     }
-    grpc_init();
     grpc_arg args[3];
     memset(args, 0, sizeof args);
     args[0].type = GRPC_ARG_INTEGER;
@@ -340,9 +343,5 @@ void tfc_grpc_server_stop(tfc_grpc_server *s, double grace_seconds) {
     for (int i = 0; i < s->n_threads; i++) pthread_join(s->threads[i], NULL);
     grpc_server_destroy(s->server);
     grpc_completion_queue_destroy(s->cq);
-    pthread_cond_destroy(&s->cv);
-    pthread_mutex_destroy(&s->mu);
-    tfc_free(s->threads);
-    tfc_free(s);
-    grpc_shutdown();
+    server_free(s);
 }

@@ -368,6 +368,13 @@ static bool examples_pack(const Tensorflow__Serving__Input *in, examples_wire *w
     return true;
 }
 
+/* What Classify and Regress share before the call: the servable and the Input's examples. */
+static bool examples_begin(tfc_srv_manager *m, const Tensorflow__Serving__ModelSpec *spec,
+                           const Tensorflow__Serving__Input *in, tfc_srv_version **v, spec_in *s, examples_wire *w,
+                           tfc_status *st) {
+    return (*v = spec_acquire(m, spec, s, st)) && examples_pack(in, w, st);
+}
+
 static bool classify(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t max_tensor_bytes, uint8_t **out,
                      size_t *out_len, tfc_status *st) {
     Tensorflow__Serving__ClassificationRequest *p =
@@ -380,8 +387,7 @@ static bool classify(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t 
     Tensorflow__Serving__Classifications *rows = NULL, **row_ptrs = NULL;
     Tensorflow__Serving__Class *classes = NULL, **class_ptrs = NULL;
     spec_in s = {0};
-    if (!(v = spec_acquire(m, p->model_spec, &s, st))) goto done;
-    if (!examples_pack(p->input, &w, st)) goto done;
+    if (!examples_begin(m, p->model_spec, p->input, &v, &s, &w, st)) goto done;
     if (!tfc_srv_classify(v, s.signature, &w.ex, &c, st)) goto done;
     size_t ne = (size_t)c.n_examples, nk = (size_t)c.n_classes, cells = ne * nk; /* the core's outputs hold cells */
     if ((ne && (!(rows = tfc_calloc(ne, sizeof *rows)) || !(row_ptrs = tfc_calloc(ne, sizeof *row_ptrs)))) ||
@@ -437,8 +443,7 @@ static bool regress(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t m
     int64_t n = 0;
     Tensorflow__Serving__Regression *rows = NULL, **row_ptrs = NULL;
     spec_in s = {0};
-    if (!(v = spec_acquire(m, p->model_spec, &s, st))) goto done;
-    if (!examples_pack(p->input, &w, st)) goto done;
+    if (!examples_begin(m, p->model_spec, p->input, &v, &s, &w, st)) goto done;
     if (!(values = tfc_srv_regress(v, s.signature, &w.ex, &n, st))) goto done;
     if (n && (!(rows = tfc_calloc((size_t)n, sizeof *rows)) || !(row_ptrs = tfc_calloc((size_t)n, sizeof *row_ptrs)))) {
         tfc_status_oom(st, "RegressionResponse", (size_t)n * sizeof *rows);
