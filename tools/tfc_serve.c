@@ -119,7 +119,8 @@ int tfc_tool_serve(int argc, char **argv) {
     }
     fl.server = s;
     /* gRPC (--port) answers from the same model manager as REST */
-    tfc_grpc_server *grpc = tfc_grpc_server_start(tfc_srv_server_manager(s), &(tfc_grpc_opts){.port = fl.port}, &st);
+    tfc_grpc_server *grpc = tfc_grpc_server_start(
+        tfc_srv_server_manager(s), &(tfc_grpc_opts){.port = fl.port, .max_message_bytes = fl.opts.max_request_bytes}, &st);
     if (!grpc) {
         fprintf(stderr, "tfc serve: %s: %s\n", tfc_code_name(st.code), st.msg);
         tfc_model_server_stop(s);

@@ -17,9 +17,9 @@
 
 /* ---- methods (grpc_service.c) ---------------------------------------------------------------------------- */
 
-/* Default size limit of one request message (bytes): TensorFlow Serving accepts up to 2 GiB; tfc bounds the
- * memory one call can hold. --grpc_max_message_bytes style options override it. */
-#define TFC_GRPC_DEFAULT_MAX_MESSAGE ((size_t)256 << 20)
+/* Default size limit of one request message (bytes), the REST server's default body limit: TensorFlow Serving
+ * accepts up to 2 GiB; tfc bounds the memory one call can hold (`tfc serve --max_request_bytes` sets both). */
+#define TFC_GRPC_DEFAULT_MAX_MESSAGE ((size_t)64 << 20)
 
 /* Answers one unary call of `method` (the HTTP/2 path, e.g. "/tensorflow.serving.PredictionService/Predict";
  * method_len bytes, not NUL-terminated) whose request message is req[0..len). On success *out is a new
