@@ -17,6 +17,7 @@ void tfc_tool_serve_usage(FILE *f) {
     fprintf(f, "  serve --model_name=NAME --model_base_path=DIR | --model_config_file=FILE\n"
                "        [--rest_api_port=8501] [--port=8500] [--rest_api_num_threads=N] [--rest_api_timeout_in_ms=30000]\n"
                "        [--file_system_poll_wait_seconds=1] [--monitoring_config_file=FILE]\n"
+               "        [--enable_batching [--batching_parameters_file=FILE]]\n"
                "        [--rest_api_host=0.0.0.0] [--max_request_bytes=67108864] [--model_instances=N]\n"
                "                 TensorFlow Serving compatible model server (REST API)\n");
 }
@@ -70,12 +71,16 @@ int tfc_tool_serve(int argc, char **argv) {
         STR_FLAG("model_config_file", model_config_file)
         STR_FLAG("monitoring_config_file", monitoring_config_file)
         STR_FLAG("rest_api_host", rest_api_host)
+        STR_FLAG("batching_parameters_file", batching_parameters_file)
         INT_FLAG("port", 0, 65535, fl.port = (int)x)
         INT_FLAG("rest_api_port", 0, 65535, fl.opts.rest_api_port = (int)x; fl.opts.rest_api_any_port = false)
         INT_FLAG("rest_api_num_threads", 1, 4096, fl.opts.rest_api_num_threads = (int)x)
         INT_FLAG("rest_api_timeout_in_ms", 1, INT64_C(1) << 40, fl.opts.rest_api_timeout_in_ms = x)
         INT_FLAG("max_request_bytes", 1, INT64_C(1) << 40, fl.opts.max_request_bytes = (size_t)x)
         INT_FLAG("model_instances", 1, 256, fl.opts.model_instances = (int)x)
+        else if (!strcmp(argv[i], "--enable_batching") || !strcmp(argv[i], "--enable_batching=true"))
+            fl.opts.enable_batching = true;
+        else if (!strcmp(argv[i], "--enable_batching=false")) fl.opts.enable_batching = false;
         else if ((v = flag_value(argc, argv, &i, "file_system_poll_wait_seconds", &missing))) {
             char *end;
             double d = strtod(v, &end);

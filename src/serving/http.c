@@ -153,6 +153,10 @@ static char *read_text_file(const char *path, size_t *len, tfc_status *st) {
     return NULL;
 }
 
+static void on_batch(void *user, const char *model, int64_t size, int64_t padded) {
+    srv_metrics_batch(((tfc_model_server *)user)->metrics, model, size, padded);
+}
+
 static bool load_config(const tfc_model_server_opts *o, tfc_srv_config *cfg, tfc_status *st) {
     if (o->model_config_file && *o->model_config_file) {
         if (o->model_base_path && *o->model_base_path)
@@ -203,8 +207,19 @@ tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_
         }
     }
     if (!load_config(&o, &cfg, st)) goto fail;
+    tfc_srv_batching_opts batching = {0};
+    if (o.batching_parameters_file && *o.batching_parameters_file) {
+        size_t len = 0;
+        char *text = read_text_file(o.batching_parameters_file, &len, st);
+        bool ok = text && tfc_srv_batching_parse(text, len, &batching, st);
+        tfc_free(text);
+        if (!ok) goto fail;
+    }
+    batching.on_batch = on_batch;
+    batching.user = s;
     double poll = o.file_system_poll_wait_seconds == 0 ? 1.0 : o.file_system_poll_wait_seconds;
-    s->mgr = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.instances = o.model_instances,
+    s->mgr = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.batching = o.enable_batching ? &batching : NULL,
+                                                                .instances = o.model_instances,
                                                                 .poll_wait_seconds = poll > 0 ? poll : 0}, st);
     tfc_srv_config_clear(&cfg);
     if (!s->mgr) goto fail;

@@ -465,3 +465,44 @@ def test_prometheus_metrics(tmp_path):
         assert ':tensorflow:serving:request_count{entrypoint="REST",model_name="default",API="predict",status="OK"} 3' in t
         assert 'status="INVALID_ARGUMENT"} 1' in t
         assert ':tensorflow:serving:request_latency_count{entrypoint="REST",model_name="default",API="predict"} 4' in t
+
+
+def test_batching_joins_concurrent_requests(tmp_path, rng):
+    """--enable_batching: concurrent single-row requests are answered correctly and run in shared batches
+    (the Prometheus batch-size histogram counts fewer batches than requests)."""
+    save_scale(str(tmp_path / "b" / "1"), 4.0)
+    params = tmp_path / "batching.config"
+    params.write_text("max_batch_size { value: 16 }\nbatch_timeout_micros { value: 20000 }\n"
+                      "num_batch_threads { value: 2 }\nmax_enqueued_batches { value: 100 }\n"
+                      "allowed_batch_sizes: 8\nallowed_batch_sizes: 16\n")
+    mon = tmp_path / "monitoring.config"
+    mon.write_text('prometheus_config { enable: true }')
+    xs = rng.standard_normal((64, 1, 2)).astype(np.float32)
+    failures = []
+    with Server(f"--model_base_path={tmp_path / 'b'}", "--enable_batching", f"--batching_parameters_file={params}",
+                f"--monitoring_config_file={mon}", "--rest_api_num_threads=16", wait_model="default") as s:
+        def client(k):
+            sess = requests.Session()
+            for i in range(k, 64, 16):
+                r = sess.post(f"{s.url}/v1/models/default:predict", json={"instances": xs[i].tolist()}, timeout=60)
+                try:
+                    np.testing.assert_allclose(np.array(r.json()["predictions"], np.float32), xs[i] * 4.0)
+                except Exception as e:  # noqa: BLE001
+                    failures.append((r.status_code, r.text, repr(e)))
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(16)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        assert not failures, failures[:3]
+        text = s.get("/monitoring/prometheus/metrics").text
+        line = [ln for ln in text.splitlines()
+                if ln.startswith(":tensorflow:serving:batching_session:processed_batch_size_count")][0]
+        n_batches = int(line.split()[-1])
+        assert 0 < n_batches < 64, line
+        sum_line = [ln for ln in text.splitlines()
+                    if ln.startswith(":tensorflow:serving:batching_session:processed_batch_size_sum")][0]
+        assert float(sum_line.split()[-1]) == 64
+        # a request over max_batch_size
+        r = s.post("/v1/models/default:predict", {"instances": np.zeros((17, 2)).tolist()})
+        assert r.status_code == 400 and "larger than maximum batch size 16" in r.json()["error"]
