@@ -14,7 +14,8 @@ import tfc
 
 
 def tfc_bin():
-    return os.path.join(os.path.dirname(tfc.library_path), "tfc")
+    """The tfc command next to the library under test; TFC_SERVE_BIN overrides it (a sanitizer build of it)."""
+    return os.environ.get("TFC_SERVE_BIN") or os.path.join(os.path.dirname(tfc.library_path), "tfc")
 
 
 def free_port():
