@@ -166,3 +166,53 @@ def test_slow_loris_and_many_connections(model_dir):
             good(s)
         assert s.alive()
         assert s.rss_kib() < rss0 + 300 * 1024, (rss0, s.rss_kib())
+
+
+def test_soak_mixed_traffic(model_dir):
+    """Good and bad requests from 8 clients for TFC_SERVE_SOAK_SECONDS (default 8; the issue's soak is 60 under
+    TFC_SERVE_BIN=<an ASan build>): no wrong answer, no failure of a good request, resident memory back to its
+    level after warm-up (within 10% + 8 MiB)."""
+    import os
+    import random
+    import threading
+    import requests
+    seconds = float(os.environ.get("TFC_SERVE_SOAK_SECONDS", "8"))
+    bad_bodies = ['{"inputs": {"x": [[1.0, 2', "[" * 5000, '{"instances": [[1, 2], [3]]}', '{"inputs": {"x": "a"}}',
+                  '{"inputs": {"x": [[1e999, 1]], "i": [1], "s": ["a"]}}', b"\xff\xfe\x00", '{"signature_name": 1}',
+                  '{"inputs": {"x": [[1, 2]], "i": [1], "s": [{"b64": "%%%"}]}}']
+    with Server(f"--model_base_path={model_dir}", wait_model="default") as s:
+        stop = threading.Event()
+        wrong, counts = [], {"good": 0, "bad": 0}
+
+        def client(seed):
+            r_ = random.Random(seed)
+            sess = requests.Session()
+            while not stop.is_set():
+                if r_.random() < 0.5:
+                    x = [[r_.uniform(-5, 5), r_.uniform(-5, 5)] for _ in range(r_.randint(1, 4))]
+                    body = {"inputs": {"x": x, "i": [7] * len(x), "s": ["ab"] * len(x)}}
+                    r = sess.post(f"{s.url}/v1/models/default:predict", json=body, timeout=60)
+                    out = r.json().get("outputs") if r.status_code == 200 else None
+                    if not out or not np.allclose(out["y"], np.array(x, np.float32) * 2) or out["j"] != [8] * len(x):
+                        wrong.append(r.text[:200])
+                    counts["good"] += 1
+                else:
+                    r = sess.post(f"{s.url}/v1/models/default:predict", data=r_.choice(bad_bodies), timeout=60)
+                    if r.status_code != 400 or "error" not in r.json():
+                        wrong.append((r.status_code, r.text[:200]))
+                    counts["bad"] += 1
+
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(8)]
+        for t in threads:
+            t.start()
+        time.sleep(min(1.0, seconds / 4))
+        rss_warm = s.rss_kib()
+        time.sleep(seconds)
+        stop.set()
+        for t in threads:
+            t.join(timeout=120)
+        rss_end = s.rss_kib()
+        assert not wrong, wrong[:5]
+        assert counts["good"] > 0 and counts["bad"] > 0
+        assert rss_end <= rss_warm * 1.1 + 8 * 1024, (rss_warm, rss_end)
+        print(f"soak: {counts} in {seconds} s, RSS {rss_warm} -> {rss_end} KiB")
