@@ -169,9 +169,10 @@ def test_slow_loris_and_many_connections(model_dir):
 
 
 def test_soak_mixed_traffic(model_dir):
-    """Good and bad requests from 8 clients for TFC_SERVE_SOAK_SECONDS (default 8; the issue's soak is 60 under
-    TFC_SERVE_BIN=<an ASan build>): no wrong answer, no failure of a good request, resident memory back to its
-    level after warm-up (within 10% + 8 MiB)."""
+    """Good and bad requests from 8 clients for TFC_SERVE_SOAK_SECONDS (default 8; the long soak is 60 under
+    TFC_SERVE_BIN=<an ASan build of tfc> with ASAN_OPTIONS=detect_leaks=1:quarantine_size_mb=4, since ASan's
+    default quarantine holds 256 MiB of freed memory): no wrong answer, no failure of a good request, resident
+    memory back to its level after warm-up (within 10% + 8 MiB)."""
     import os
     import random
     import threading
