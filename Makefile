@@ -127,6 +127,8 @@ bench: deps venv
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
 	  mpirun --oversubscribe --bind-to none --mca btl self,vader -np 2 $(BUILD)/bench/bench_allreduce $(if $(QUICK),5,15)
 	$(BUILD)/bench/bench_ps $(if $(QUICK),200,2000)
+	cmake --build $(REL) -j $(JOBS) --target tfc_cli
+	$(PY) bench/bench_serve.py --tfc $(REL)/tfc $(if $(QUICK),--quick)
 
 # Installs headers, libtfc.so.MAJOR.MINOR.PATCH, libtfc.a, the tfc command, tfc.pc / tfc-static.pc and the CMake
 # package (find_package(tfc)) under PREFIX; only the library and the command are built.

@@ -1,6 +1,7 @@
 /* `tfc serve`: tensorflow_model_server's command line over the embedded model server (tfc/serving.h). Flags keep
  * tensorflow_model_server's names and defaults (--flag=value or --flag value; booleans also bare). SIGTERM or
- * SIGINT stops it gracefully (no new connections, in-flight requests finish) with exit code 0. */
+ * SIGINT stops it gracefully (no new connections, in-flight requests finish) with exit code 0: a handler writes
+ * to a pipe the main thread reads, whichever thread the signal lands on. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "serving/grpc_server.h"
 #include "serving/servable.h"
@@ -21,6 +23,7 @@ void tfc_tool_serve_usage(FILE *f) {
     fprintf(f, "  serve --model_name=NAME --model_base_path=DIR | --model_config_file=FILE\n"
                "        [--rest_api_port=8501] [--port=8500] [--rest_api_num_threads=N] [--rest_api_timeout_in_ms=30000]\n"
                "        [--file_system_poll_wait_seconds=1] [--monitoring_config_file=FILE]\n"
+               "        [--enable_batching [--batching_parameters_file=FILE]]\n"
                "        [--rest_api_host=0.0.0.0] [--max_request_bytes=67108864] [--model_instances=N]\n"
                "                 TensorFlow Serving compatible model server (REST and gRPC APIs)\n");
 }
@@ -37,6 +40,15 @@ static const char *flag_value(int argc, char **argv, int *i, const char *name, b
         return NULL;
     }
     return argv[++*i];
+}
+
+static int stop_pipe[2] = {-1, -1};
+
+static void on_stop_signal(int sig) {
+    const int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (write(stop_pipe[1], &b, 1) < 0) {} /* the pipe holds the byte; a second signal may find it full */
+    errno = saved;
 }
 
 static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
@@ -74,12 +86,16 @@ int tfc_tool_serve(int argc, char **argv) {
         STR_FLAG("model_config_file", model_config_file)
         STR_FLAG("monitoring_config_file", monitoring_config_file)
         STR_FLAG("rest_api_host", rest_api_host)
+        STR_FLAG("batching_parameters_file", batching_parameters_file)
         INT_FLAG("port", 0, 65535, fl.port = (int)x)
         INT_FLAG("rest_api_port", 0, 65535, fl.opts.rest_api_port = (int)x; fl.opts.rest_api_any_port = false)
         INT_FLAG("rest_api_num_threads", 1, 4096, fl.opts.rest_api_num_threads = (int)x)
         INT_FLAG("rest_api_timeout_in_ms", 1, INT64_C(1) << 40, fl.opts.rest_api_timeout_in_ms = x)
         INT_FLAG("max_request_bytes", 1, INT64_C(1) << 40, fl.opts.max_request_bytes = (size_t)x)
         INT_FLAG("model_instances", 1, 256, fl.opts.model_instances = (int)x)
+        else if (!strcmp(argv[i], "--enable_batching") || !strcmp(argv[i], "--enable_batching=true"))
+            fl.opts.enable_batching = true;
+        else if (!strcmp(argv[i], "--enable_batching=false")) fl.opts.enable_batching = false;
         else if ((v = flag_value(argc, argv, &i, "file_system_poll_wait_seconds", &missing))) {
             char *end;
             double d = strtod(v, &end);
@@ -104,12 +120,17 @@ int tfc_tool_serve(int argc, char **argv) {
         rl.rlim_cur = rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    /* block the stop signals in every thread the server starts; this thread waits for them */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    /* SIGTERM / SIGINT, on whichever thread they land, write to a pipe this thread waits on */
+    if (pipe(stop_pipe) != 0) {
+        perror("tfc serve: pipe");
+        return 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     tfc_status st = TFC_STATUS_INIT;
     tfc_model_server *s = tfc_model_server_start(&fl.opts, &st);
@@ -131,8 +152,8 @@ int tfc_tool_serve(int argc, char **argv) {
         fprintf(stderr, "tfc serve: exporting HTTP/REST API at %s:%d\n",
                 fl.opts.rest_api_host ? fl.opts.rest_api_host : "0.0.0.0", tfc_model_server_rest_port(s));
     fflush(stderr);
-    int sig = 0;
-    while (sigwait(&stop, &sig) != 0) {}
+    unsigned char sig = 0;
+    while (read(stop_pipe[0], &sig, 1) < 0 && errno == EINTR) {}
     fprintf(stderr, "tfc serve: signal %d, shutting down\n", sig);
     tfc_grpc_server_stop(grpc, GRPC_GRACE_SECONDS);
     tfc_model_server_stop(s);

@@ -28,6 +28,8 @@ typedef struct tfc_model_server_opts {
                                      * slow client) is closed (rounded up to whole seconds) */
     double file_system_poll_wait_seconds; /* --file_system_poll_wait_seconds (0: the default 1); negative: the base
                                            * paths are scanned once at start (tensorflow_model_server's 0) */
+    bool enable_batching;          /* --enable_batching: predict requests are batched across clients */
+    const char *batching_parameters_file; /* --batching_parameters_file: a BatchingParameters text proto */
     const char *monitoring_config_file; /* --monitoring_config_file: prometheus_config { enable: true path: "..." } */
     size_t max_request_bytes;      /* request bodies above this get 413-style RESOURCE_EXHAUSTED (default 64 MiB) */
     int model_instances;           /* copies of each loaded model run concurrently (default min(cores, 4)) */

@@ -30,12 +30,14 @@ struct tfc_model_server {
     pthread_mutex_t mu;
     pthread_cond_t idle;
     int in_flight;
+    size_t body_bytes, max_body_bytes; /* request bodies held by all connections, and their bound (under mu) */
 };
 
 /* Per-request state: the body gathered so far. */
 typedef struct request {
     srv_buf body;
-    bool too_big;
+    size_t counted;   /* bytes of body counted in the server's body_bytes */
+    bool too_big, overloaded;
     struct timespec start;
 } request;
 
@@ -64,6 +66,9 @@ static enum MHD_Result reply_error(struct MHD_Connection *c, int status, const c
     return ok;
 }
 
+/* The bound on the request bodies held at once by all connections. */
+#define MAX_BODY_BYTES_TOTAL ((size_t)1 << 30)
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *upload, size_t *upload_size, void **con_cls) {
     tfc_model_server *s = cls;
@@ -81,7 +86,15 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     }
     if (*upload_size) {
         if (!rq->too_big && rq->body.len + *upload_size > s->max_request) rq->too_big = true;
-        if (!rq->too_big) srv_buf_put(&rq->body, upload, *upload_size);
+        if (!rq->too_big && !rq->overloaded) {
+            /* all connections together hold at most max_body_bytes of bodies: many large uploads at once are
+             * refused rather than growing memory without bound */
+            pthread_mutex_lock(&s->mu);
+            if (s->body_bytes + *upload_size > s->max_body_bytes) rq->overloaded = true;
+            else s->body_bytes += *upload_size, rq->counted += *upload_size;
+            pthread_mutex_unlock(&s->mu);
+            if (!rq->overloaded) srv_buf_put(&rq->body, upload, *upload_size);
+        }
         *upload_size = 0;
         return MHD_YES;
     }
@@ -90,6 +103,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         snprintf(msg, sizeof msg, "Request body too large: the limit is %zu bytes", s->max_request);
         srv_metrics_request(s->metrics, "", "", TFC_RESOURCE_EXHAUSTED, seconds_since(&rq->start));
         return reply_error(c, 413, msg);
+    }
+    if (rq->overloaded) {
+        srv_metrics_request(s->metrics, "", "", TFC_UNAVAILABLE, seconds_since(&rq->start));
+        return reply_error(c, 503, "The server holds too many request bodies at once; retry later");
     }
     if (s->metrics && !strcmp(method, "GET") && !strcmp(url, s->metrics_path)) {
         srv_buf b = {0};
@@ -110,10 +127,12 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
     tfc_model_server *s = cls;
     request *rq = *con_cls;
     if (!rq) return;
+    const size_t counted = rq->counted;
     srv_buf_free(&rq->body);
     tfc_free(rq);
     *con_cls = NULL;
     pthread_mutex_lock(&s->mu);
+    s->body_bytes -= counted;
     if (--s->in_flight == 0) pthread_cond_broadcast(&s->idle);
     pthread_mutex_unlock(&s->mu);
 }
@@ -153,6 +172,10 @@ static char *read_text_file(const char *path, size_t *len, tfc_status *st) {
     return NULL;
 }
 
+static void on_batch(void *user, const char *model, int64_t size, int64_t padded) {
+    srv_metrics_batch(((tfc_model_server *)user)->metrics, model, size, padded);
+}
+
 static bool load_config(const tfc_model_server_opts *o, tfc_srv_config *cfg, tfc_status *st) {
     if (o->model_config_file && *o->model_config_file) {
         if (o->model_base_path && *o->model_base_path)
@@ -188,6 +211,7 @@ tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_
     pthread_cond_init(&s->idle, NULL);
     s->rest_port = -1;
     s->max_request = o.max_request_bytes ? o.max_request_bytes : DEFAULT_MAX_REQUEST;
+    s->max_body_bytes = s->max_request > MAX_BODY_BYTES_TOTAL ? s->max_request : MAX_BODY_BYTES_TOTAL;
     tfc_srv_config cfg = {0};
     if (o.monitoring_config_file && *o.monitoring_config_file) {
         size_t len = 0;
@@ -203,8 +227,19 @@ tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_
         }
     }
     if (!load_config(&o, &cfg, st)) goto fail;
+    tfc_srv_batching_opts batching = {0};
+    if (o.batching_parameters_file && *o.batching_parameters_file) {
+        size_t len = 0;
+        char *text = read_text_file(o.batching_parameters_file, &len, st);
+        bool ok = text && tfc_srv_batching_parse(text, len, &batching, st);
+        tfc_free(text);
+        if (!ok) goto fail;
+    }
+    batching.on_batch = on_batch;
+    batching.user = s;
     double poll = o.file_system_poll_wait_seconds == 0 ? 1.0 : o.file_system_poll_wait_seconds;
-    s->mgr = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.instances = o.model_instances,
+    s->mgr = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.batching = o.enable_batching ? &batching : NULL,
+                                                                .instances = o.model_instances,
                                                                 .poll_wait_seconds = poll > 0 ? poll : 0}, st);
     tfc_srv_config_clear(&cfg);
     if (!s->mgr) goto fail;

@@ -40,7 +40,10 @@ struct tfc_srv_manager {
     double poll_wait;
     bool stop, has_poller;
     pthread_t poller;
+    srv_batcher *batcher;
 };
+
+srv_batcher *srv_manager_batcher(tfc_srv_manager *m) { return m ? m->batcher : NULL; }
 
 const char *tfc_srv_state_name(tfc_srv_state s) {
     switch (s) {
@@ -350,6 +353,7 @@ tfc_srv_manager *tfc_srv_manager_new(const tfc_srv_config *cfg, const tfc_srv_ma
     m->intra_op_threads = o.intra_op_threads ? o.intra_op_threads : (cores / m->instances > 1 ? cores / m->instances : 1);
     m->poll_wait = o.poll_wait_seconds;
     if (!config_copy(cfg, &m->cfg, st)) goto fail;
+    if (o.batching && !(m->batcher = srv_batcher_new(o.batching, st))) goto fail;
     if (!(m->models = tfc_calloc((size_t)m->cfg.n_models + 1, sizeof *m->models))) {
         tfc_status_oom(st, "model manager", 64);
         goto fail;
@@ -397,6 +401,7 @@ void tfc_srv_manager_free(tfc_srv_manager *m) {
     while (m->live > 0) pthread_cond_wait(&m->changed, &m->mu);
     pthread_mutex_unlock(&m->mu);
     pthread_mutex_unlock(&m->poll_mu);
+    srv_batcher_free(m->batcher); /* every handle is released: nothing is queued or can be */
     for (int i = 0; i < m->n_models; i++) tfc_free(m->models[i].vs);
     tfc_free(m->models);
     tfc_srv_config_clear(&m->cfg);

@@ -398,3 +398,68 @@ bool tfc_srv_monitoring_parse(const char *text, size_t len, bool *enable, char *
     tfc_status_clear(st);
     return true;
 }
+
+/* `name { value: N }` (a google.protobuf wrapper) or `name: N`. */
+static bool wrapped_int(reader *r, int64_t *out) {
+    skip(r);
+    if (r->p < r->end && *r->p == ':') r->p++;
+    skip(r);
+    if (r->p < r->end && (*r->p == '{' || *r->p == '<')) {
+        char close = *r->p++ == '{' ? '}' : '>', f[16], x;
+        if (!ident(r, f, sizeof f) || strcmp(f, "value")) return fail(r, "expected 'value'");
+        if (!open_field(r, false, &x) || !int_value(r, out)) return false;
+        separator(r);
+        if (!peek(r, close)) return fail(r, "expected '%c'", close);
+        r->p++;
+        return true;
+    }
+    return int_value(r, out);
+}
+
+bool tfc_srv_batching_parse(const char *text, size_t len, tfc_srv_batching_opts *out, tfc_status *st) {
+    memset(out, 0, sizeof *out);
+    reader r = {text, text + len, text, st};
+    char f[64];
+    while (skip(&r), r.p < r.end) {
+        int64_t v = 0;
+        if (!ident(&r, f, sizeof f)) return false;
+        if (!strcmp(f, "thread_pool_name")) {
+            char *s = NULL, x;
+            if (!open_field(&r, false, &x) || !string_value(&r, &s)) return false;
+            tfc_free(s);
+        } else if (!strcmp(f, "pad_variable_length_inputs")) {
+            skip(&r);
+            if (r.p < r.end && *r.p == ':') r.p++;
+            bool b;
+            if (!bool_value(&r, &b)) return false;
+        } else {
+            if (!wrapped_int(&r, &v)) return false;
+            if (v < 0 || v > (INT64_C(1) << 40)) return fail(&r, "%s: %lld out of range", f, (long long)v);
+            if (!strcmp(f, "max_batch_size")) out->max_batch_size = v;
+            else if (!strcmp(f, "batch_timeout_micros")) out->batch_timeout_micros = v;
+            else if (!strcmp(f, "max_enqueued_batches")) out->max_enqueued_batches = v;
+            else if (!strcmp(f, "num_batch_threads")) {
+                if (v > 1024) return fail(&r, "num_batch_threads %lld is more than 1024", (long long)v);
+                out->num_batch_threads = (int)v;
+            } else if (!strcmp(f, "allowed_batch_sizes")) {
+                if (out->n_allowed == 64) return fail(&r, "more than 64 allowed_batch_sizes");
+                if (v < 1 || (out->n_allowed && v <= out->allowed_batch_sizes[out->n_allowed - 1]))
+                    return fail(&r, "allowed_batch_sizes must be positive and increasing (%lld)", (long long)v);
+                out->allowed_batch_sizes[out->n_allowed++] = v;
+            } else {
+                return fail(&r, "unknown field '%s' in BatchingParameters", f);
+            }
+        }
+        separator(&r);
+    }
+    const int64_t max = out->max_batch_size ? out->max_batch_size : 1000;
+    if (out->max_batch_size > 1000000)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "batching parameters: max_batch_size %lld is more than "
+                              "1000000", (long long)out->max_batch_size);
+    if (out->n_allowed && out->allowed_batch_sizes[out->n_allowed - 1] != max)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "batching parameters: the last entry in allowed_batch_sizes "
+                              "(%lld) must equal max_batch_size (%lld)",
+                              (long long)out->allowed_batch_sizes[out->n_allowed - 1], (long long)max);
+    tfc_status_clear(st);
+    return true;
+}

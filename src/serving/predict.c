@@ -55,9 +55,8 @@ static void key_set(char *buf, size_t size, const char *const *keys, int n, cons
     }
 }
 
-/* Runs signature `key` on one free copy of v: in[] in signature input order, out[] gets every output. */
-static bool run_on_copy(tfc_srv_version *v, const char *key, tfc_tensor *const *in, int n_in, tfc_tensor **out,
-                        int n_out, tfc_status *st) {
+bool srv_run_on_copy(tfc_srv_version *v, const char *key, tfc_tensor *const *in, int n_in, tfc_tensor **out,
+                     int n_out, tfc_status *st) {
     srv_instance *c = srv_instance_take(v);
     tfc_saved_model_signature *s = tfc_saved_model_signature_find(c->sm, key);
     bool ok = s && tfc_saved_model_signature_call(s, in, n_in, out, n_out, st);
@@ -138,7 +137,15 @@ bool tfc_srv_predict(tfc_srv_version *v, const char *signature_name, const tfc_s
         }
         keep[k] = true;
     }
-    if (!run_on_copy(v, tfc_saved_model_signature_key(s), in, n_in, out, n_out, st)) goto done;
+    /* batched when the server batches and every input has the same leading (batch) dimension */
+    srv_batcher *batcher = srv_manager_batcher(v->mgr);
+    bool batch = batcher && n_in > 0;
+    for (int i = 0; batch && i < n_in; i++)
+        batch = tfc_tensor_rank(in[i]) >= 1 && tfc_tensor_dim(in[i], 0) > 0 &&
+                tfc_tensor_dim(in[i], 0) == tfc_tensor_dim(in[0], 0);
+    if (!(batch ? srv_batcher_run(batcher, v, tfc_saved_model_signature_key(s), in, n_in, out, n_out, st)
+                : srv_run_on_copy(v, tfc_saved_model_signature_key(s), in, n_in, out, n_out, st)))
+        goto done;
     int n_kept = 0;
     for (int o = 0; o < n_out; o++) n_kept += !n_filter || keep[o];
     tfc_srv_named_tensor *r = tfc_calloc((size_t)n_kept + 1, sizeof *r);
@@ -238,7 +245,7 @@ static bool run_examples(tfc_srv_version *v, const char *signature_name, const c
         tfc_tensor_unref(x);
         return tfc_status_oom(st, kind, 64);
     }
-    bool ok = run_on_copy(v, tfc_saved_model_signature_key(s), &x, 1, o, n_out, st);
+    bool ok = srv_run_on_copy(v, tfc_saved_model_signature_key(s), &x, 1, o, n_out, st);
     tfc_tensor_unref(x);
     if (!ok) {
         tfc_free(o);

@@ -83,7 +83,29 @@ bool tfc_srv_monitoring_parse(const char *text, size_t len, bool *enable, char *
 typedef struct tfc_srv_manager tfc_srv_manager;
 typedef struct tfc_srv_version tfc_srv_version;
 
+/* --enable_batching with --batching_parameters_file (TensorFlow Serving's BatchingParameters; zero: its default). */
+typedef struct tfc_srv_batching_opts {
+    int64_t max_batch_size;        /* rows per batch (default 1000); a larger request is INVALID_ARGUMENT */
+    int64_t batch_timeout_micros;  /* how long the oldest request waits for the batch to fill (default 0) */
+    int64_t max_enqueued_batches;  /* queue bound, in batches of max_batch_size rows (default 10); UNAVAILABLE
+                                    * "The batch scheduling queue ... is full" beyond */
+    int num_batch_threads;         /* batches run at once (default: cores) */
+    int64_t allowed_batch_sizes[64]; /* increasing; the last must equal max_batch_size; a batch is padded up */
+    int n_allowed;
+    /* called after every batch run with the model's name, the real rows and the padded size (metrics) */
+    void (*on_batch)(void *user, const char *model, int64_t size, int64_t padded);
+    void *user;
+} tfc_srv_batching_opts;
+
+/* Parses a BatchingParameters text proto (max_batch_size { value: 128 } batch_timeout_micros { value: 1000 }
+ * max_enqueued_batches { value: 100 } num_batch_threads { value: 4 } allowed_batch_sizes: 32 ...; the scalar
+ * form `max_batch_size: 128` is accepted too; pad_variable_length_inputs and thread_pool_name are read and
+ * ignored). INVALID_ARGUMENT naming line and column for syntax errors, unknown fields, values out of range,
+ * allowed_batch_sizes not increasing or whose last entry differs from max_batch_size. *out is zeroed first. */
+bool tfc_srv_batching_parse(const char *text, size_t len, tfc_srv_batching_opts *out, tfc_status *st);
+
 typedef struct tfc_srv_manager_opts {
+    const tfc_srv_batching_opts *batching; /* NULL: no batching; predict calls of every model go through it */
     int instances;              /* copies of each loaded version (concurrent calls); 0: min(cores, 4) */
     int intra_op_threads;       /* each copy's context's intra-op threads; 0: max(1, cores / instances) */
     double poll_wait_seconds;   /* --file_system_poll_wait_seconds: rescans by a background thread; <= 0: none */
