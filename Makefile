@@ -22,9 +22,10 @@ PYTEST_ARGS ?= -q
 
 DEB_PACKAGES := build-essential cmake pkg-config libopenblas-dev zlib1g-dev libhdf5-dev libcjson-dev libzip-dev libpng-dev \
                 libjpeg62-turbo-dev protobuf-c-compiler libprotobuf-c-dev dataset-fashion-mnist python3-venv \
-                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev
-PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto
-PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto
+                clang libclang-rt-dev doxygen dpkg-dev libopenmpi-dev openmpi-bin libnng-dev \
+                libmicrohttpd-dev wrk libgrpc-dev
+PY_PACKAGES  := pytest numpy tensorflow-cpu tf-keras tensorboard xprof perfetto requests tensorflow-serving-api
+PY_MODULES   := pytest numpy tensorflow tf_keras tensorboard xprof perfetto requests tensorflow_serving
 BENCH_PY_PACKAGES := torch onnxruntime onnx
 BENCH_PY_MODULES  := torch onnxruntime onnx
 
@@ -54,7 +55,7 @@ venv: deps
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
 	  { $(PY) -m pip install -q --upgrade pip && \
-	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras tensorboard xprof perfetto; }; }
+	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras tensorboard xprof perfetto requests tensorflow-serving-api; }; }
 
 build: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null
@@ -126,6 +127,8 @@ bench: deps venv
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
 	  mpirun --oversubscribe --bind-to none --mca btl self,vader -np 2 $(BUILD)/bench/bench_allreduce $(if $(QUICK),5,15)
 	$(BUILD)/bench/bench_ps $(if $(QUICK),200,2000)
+	cmake --build $(REL) -j $(JOBS) --target tfc_cli
+	$(PY) bench/bench_serve.py --tfc $(REL)/tfc $(if $(QUICK),--quick)
 
 # Installs headers, libtfc.so.MAJOR.MINOR.PATCH, libtfc.a, the tfc command, tfc.pc / tfc-static.pc and the CMake
 # package (find_package(tfc)) under PREFIX; only the library and the command are built.

@@ -1,6 +1,6 @@
 /* The `tfc` command. Subcommands: ops (list registered ops, as browsing tf.raw_ops), graph (tfc_graph.c), checkpoint
  * (tfc_checkpoint.c), saved_model (tfc_saved_model.c), model (tfc_model.c), ps and worker (tfc_ps.c), data
- * (tfc_data.c); --version. */
+ * (tfc_data.c), serve (tfc_serve.c); --version. */
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +40,7 @@ static void usage(FILE *f) {
     tfc_tool_model_usage(f);
     tfc_tool_ps_usage(f);
     tfc_tool_data_usage(f);
+    tfc_tool_serve_usage(f);
 }
 
 int main(int argc, char **argv) {
@@ -55,6 +56,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "model")) return tfc_tool_model(argc - 2, argv + 2);
     if (!strcmp(argv[1], "ps") || !strcmp(argv[1], "worker")) return tfc_tool_ps(argv[1], argc - 2, argv + 2);
     if (!strcmp(argv[1], "data")) return tfc_tool_data(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "serve")) return tfc_tool_serve(argc - 2, argv + 2);
     fprintf(stderr, "tfc: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return 2;

@@ -73,6 +73,11 @@ TFC_API const tfc_saved_model_tensor_info *tfc_saved_model_signature_output(cons
 TFC_API bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *const *inputs, int n_inputs,
                                             tfc_tensor **outputs, int max_outputs, tfc_status *st);
 
+/* The MetaGraphDef's SignatureDefs serialized as a tensorflow.serving.SignatureDefMap message (field 1: a map entry
+ * per signature, `__saved_model_init_op` included), the "signature_def" metadata of TensorFlow Serving's
+ * GetModelMetadata. Returns a new buffer of *len bytes (free with tfc_free), or NULL with RESOURCE_EXHAUSTED. */
+TFC_API void *tfc_saved_model_signature_def_map(const tfc_saved_model *m, size_t *len, tfc_status *st);
+
 /* The variables (one per VarHandleOp of the graph, in graph order), borrowed from m; NULL for a variable no saved
  * function captures and the checkpoint lacks (asset-path and table variables are restored by TensorFlow's init op,
  * which tfc does not run). */

@@ -25,6 +25,7 @@
 #include "tfc/data_graph.h"
 #include "tfc/data_service.h"
 #include "tfc/saved_model.h"
+#include "tfc/serving.h"
 #include "tfc/npy.h"
 #include "tfc/summary.h"
 #include "tfc/profiler.h"

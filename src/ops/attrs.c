@@ -21,6 +21,13 @@ static bool kind_compatible(tfc_attr_kind spec, tfc_attr *given) {
         given->kind = TFC_ATTR_LIST_INT;
         return true;
     }
+    /* an empty AttrValue.list carries no element kind (a GraphDef's `list {}` reads as an empty list(int)): it
+     * is an empty list of whatever kind the op wants */
+    const bool spec_list = spec >= TFC_ATTR_LIST_INT && spec != TFC_ATTR_FUNC;
+    if (spec_list && given->n == 0 && given->kind >= TFC_ATTR_LIST_INT && given->kind != TFC_ATTR_FUNC) {
+        given->kind = spec;
+        return true;
+    }
     return false;
 }
 

@@ -89,7 +89,8 @@ static bool parse_example_v2_shape(tfc_shape_ctx *c, tfc_status *st) {
         return TFC_OP_ERR(c, st, "Expected len(ragged_keys) == len(ragged_value_types) but got: %lld vs. %d", (long long)nrk,
                           n_rv);
     const bool scalar = ser->rank == 0;
-    const int64_t batch = ser->rank < 0 ? -2 : scalar ? -1 : ser->dims[0];
+    /* -2: a batch of unknown size (unknown rank, or a vector of unknown length); -1: a scalar (no batch dimension) */
+    const int64_t batch = ser->rank < 0 || (!scalar && ser->dims[0] < 0) ? -2 : scalar ? -1 : ser->dims[0];
     for (int64_t i = 0; i < ns; i++) {
         c->out_shapes[i] = (tfc_shape){.rank = 2, .dims = {-1, scalar ? 1 : 2}};
         c->out_shapes[ns + i] = (tfc_shape){.rank = 1, .dims = {-1}};

@@ -66,6 +66,10 @@ tfc_tensor *tfc_pb_tensor_from_proto(const Tensorflow__TensorProto *p, size_t ma
  * string_val, one-element tensors in their typed field (half_val for half and bfloat16), others in
  * tensor_content. INVALID_ARGUMENT for symbolic and resource tensors. */
 Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char *what, tfc_status *st);
+/* Tensor -> a new TensorProto with every value in the dtype's typed field (float_val, int_val, string_val, ...),
+ * as TensorFlow's Tensor::AsProtoField writes it (what TensorFlow Serving's Predict answers with). Errors as
+ * tfc_pb_tensor_to_proto's. */
+Tensorflow__TensorProto *tfc_pb_tensor_to_proto_field(const tfc_tensor *t, const char *what, tfc_status *st);
 
 /* ---- attrs ---- */
 

@@ -179,6 +179,17 @@ tfc_tensor *tfc_pb_tensor_from_proto(const Tensorflow__TensorProto *p, size_t ma
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: TensorProto has %zu values in %s for shape %s of %lld "
                               "elements", what, f.n, f.field, tfc_shape_str(&shape, sb, sizeof sb), (long long)n), NULL;
     }
+    if (dt == TFC_STRING && max_bytes && f.n) {
+        /* the last string is copied into every element after the given ones: a few wire bytes can ask for a
+         * great many decoded ones, so the limit counts the string bytes too */
+        const ProtobufCBinaryData *sv = f.vals;
+        uint64_t bytes = (uint64_t)n * esize, rest = (uint64_t)n - f.n, last = sv[f.n - 1].len;
+        for (size_t i = 0; i < f.n && bytes <= max_bytes; i++) bytes += sv[i].len;
+        if (bytes > max_bytes || (last && rest > (max_bytes - bytes) / last))
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: string TensorProto of shape %s decodes to more than "
+                                  "the limit of %zu bytes", what, tfc_shape_str(&shape, sb, sizeof sb), max_bytes),
+                   NULL;
+    }
     tfc_tensor *t = tfc_tensor_alloc(dt, &shape, st);
     if (!t) return NULL;
     if (p->tensor_content.len) {
@@ -201,7 +212,9 @@ tfc_tensor *tfc_pb_tensor_from_proto(const Tensorflow__TensorProto *p, size_t ma
 
 /* ---- encoding ---- */
 
-Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char *what, tfc_status *st) {
+/* as_field: every value in the dtype's typed field (Tensor::AsProtoField); otherwise tensor_content for all but
+ * one-element tensors (as make_tensor_proto writes). Strings always go in string_val. */
+static Tensorflow__TensorProto *encode(const tfc_tensor *t, bool as_field, const char *what, tfc_status *st) {
     if (!t || !t->data)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: a symbolic tensor has no value to serialise", what), NULL;
     if (!tfc_pb_dtype_is_data(t->dtype))
@@ -227,7 +240,7 @@ Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char 
         }
         return p;
     }
-    if (n != 1) { /* tensor_content: the raw little-endian element bytes */
+    if (!as_field && n != 1) { /* tensor_content: the raw little-endian element bytes */
         size_t bytes = (size_t)n * esize;
         if (bytes && !(p->tensor_content.data = tfc_malloc(bytes))) goto oom;
         if (bytes) memcpy(p->tensor_content.data, t->data, bytes);
@@ -235,23 +248,24 @@ Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char 
         return p;
     }
     const void *d = t->data;
+    const size_t count = (size_t)n; /* the tensor holds n elements of at least one byte: n * 8 cannot overflow */
     switch (t->dtype) {
-#define ONE(field, ctype, expr)                                                                  \
-    if (!(p->field = tfc_malloc(sizeof(ctype)))) goto oom;                                        \
-    p->field[0] = (ctype)(expr);                                                                  \
-    p->n_##field = 1;                                                                             \
+#define FIELD(field, ctype, src)                                                                 \
+    if (count && !(p->field = tfc_malloc(count * sizeof(ctype)))) goto oom;                       \
+    for (size_t i = 0; i < count; i++) p->field[i] = (ctype)((const src *)d)[i];                  \
+    p->n_##field = count;                                                                         \
     break;
-    case TFC_FLOAT: ONE(float_val, float, *(const float *)d)
-    case TFC_DOUBLE: ONE(double_val, double, *(const double *)d)
-    case TFC_INT32: ONE(int_val, int32_t, *(const int32_t *)d)
-    case TFC_INT16: ONE(int_val, int32_t, *(const int16_t *)d)
-    case TFC_INT8: ONE(int_val, int32_t, *(const int8_t *)d)
-    case TFC_UINT8: ONE(int_val, int32_t, *(const uint8_t *)d)
-    case TFC_UINT16: ONE(int_val, int32_t, *(const uint16_t *)d)
-    case TFC_INT64: ONE(int64_val, int64_t, *(const int64_t *)d)
-    case TFC_BOOL: ONE(bool_val, protobuf_c_boolean, *(const uint8_t *)d != 0)
-    case TFC_HALF: case TFC_BFLOAT16: ONE(half_val, int32_t, *(const uint16_t *)d)
-#undef ONE
+    case TFC_FLOAT: FIELD(float_val, float, float)
+    case TFC_DOUBLE: FIELD(double_val, double, double)
+    case TFC_INT32: FIELD(int_val, int32_t, int32_t)
+    case TFC_INT16: FIELD(int_val, int32_t, int16_t)
+    case TFC_INT8: FIELD(int_val, int32_t, int8_t)
+    case TFC_UINT8: FIELD(int_val, int32_t, uint8_t)
+    case TFC_UINT16: FIELD(int_val, int32_t, uint16_t)
+    case TFC_INT64: FIELD(int64_val, int64_t, int64_t)
+    case TFC_BOOL: FIELD(bool_val, protobuf_c_boolean, uint8_t) /* tensors hold 0 or 1 */
+    case TFC_HALF: case TFC_BFLOAT16: FIELD(half_val, int32_t, uint16_t)
+#undef FIELD
     default: break;
     }
     return p;
@@ -260,4 +274,12 @@ oom:
 fail:
     tfc_pb_free(p);
     return NULL;
+}
+
+Tensorflow__TensorProto *tfc_pb_tensor_to_proto(const tfc_tensor *t, const char *what, tfc_status *st) {
+    return encode(t, false, what, st);
+}
+
+Tensorflow__TensorProto *tfc_pb_tensor_to_proto_field(const tfc_tensor *t, const char *what, tfc_status *st) {
+    return encode(t, true, what, st);
 }

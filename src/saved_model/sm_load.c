@@ -240,3 +240,28 @@ bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *co
     }
     return ok;
 }
+
+/* SignatureDefMap { map<string, SignatureDef> signature_def = 1; }: each map entry is the same message as
+ * MetaGraphDef's signature_def entry, written under field number 1. */
+void *tfc_saved_model_signature_def_map(const tfc_saved_model *m, size_t *len, tfc_status *st) {
+    size_t total = 0;
+    *len = 0;
+    for (size_t i = 0; m && i < m->mg->n_signature_def; i++)
+        total += 11 + protobuf_c_message_get_packed_size(&m->mg->signature_def[i]->base);
+    uint8_t *buf = tfc_malloc(total + 1), *p = buf;
+    if (!buf) {
+        tfc_status_oom(st, "SignatureDefMap", total);
+        return NULL;
+    }
+    for (size_t i = 0; m && i < m->mg->n_signature_def; i++) {
+        const ProtobufCMessage *e = &m->mg->signature_def[i]->base;
+        size_t n = protobuf_c_message_get_packed_size(e);
+        *p++ = 0x0a; /* field 1, length-delimited */
+        for (; n >= 0x80; n >>= 7) *p++ = (uint8_t)(n | 0x80);
+        *p++ = (uint8_t)n;
+        p += protobuf_c_message_pack(e, p);
+    }
+    *len = (size_t)(p - buf);
+    tfc_status_clear(st);
+    return buf;
+}

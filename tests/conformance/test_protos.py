@@ -35,6 +35,18 @@ TF_MODULES = [
     "tensorflow.core.protobuf.struct_pb2",
     "tensorflow.core.protobuf.tensor_bundle_pb2",
     "tensorflow.tsl.profiler.protobuf.xplane_pb2",
+    "tensorflow.core.example.feature_pb2",
+    "tensorflow.core.example.example_pb2",
+    "tensorflow.core.protobuf.error_codes_pb2",
+    "google.protobuf.wrappers_pb2",
+    "tensorflow_serving.apis.model_pb2",
+    "tensorflow_serving.apis.predict_pb2",
+    "tensorflow_serving.apis.get_model_metadata_pb2",
+    "tensorflow_serving.apis.status_pb2",
+    "tensorflow_serving.apis.get_model_status_pb2",
+    "tensorflow_serving.apis.input_pb2",
+    "tensorflow_serving.apis.classification_pb2",
+    "tensorflow_serving.apis.regression_pb2",
 ]
 
 

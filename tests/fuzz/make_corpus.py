@@ -289,6 +289,45 @@ def make_data_service():
     put("data_service", "error_reply", ds_message(4, s=b"job 5 does not exist", code=5))
 
 
+def make_grpc_predict():
+    """TensorFlow Serving PredictRequests as the official client builds them (tf.make_tensor_proto)."""
+    import numpy as np
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2
+
+    def req(name, inputs, version=None, label=None, signature=None, output_filter=()):
+        r = predict_pb2.PredictRequest()
+        r.model_spec.name = name
+        if version is not None:
+            r.model_spec.version.value = version
+        if label is not None:
+            r.model_spec.version_label = label
+        if signature is not None:
+            r.model_spec.signature_name = signature
+        for k, v in inputs.items():
+            r.inputs[k].CopyFrom(tf.make_tensor_proto(v))
+        r.output_filter.extend(output_filter)
+        return r.SerializeToString()
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) / 4
+    put("grpc_predict", "f32_batch", req("model", {"x": x}))
+    put("grpc_predict", "scalar_version", req("m", {"x": np.float32(2.5)}, version=3, signature="serving_default"))
+    put("grpc_predict", "label_filter", req("m", {"a": np.array([1, 2, 3], np.int64), "b": np.array([[True, False]])},
+                                            label="stable", output_filter=["y", "z"]))
+    put("grpc_predict", "strings", req("m", {"s": np.array([b"ab", b"", b"cde"]), "i": np.array([7], np.int32)}))
+    put("grpc_predict", "half_u8_f64", req("m", {"h": np.array([1.5, -2], np.float16), "u": np.array([[1, 255]], np.uint8),
+                                                 "d": np.array([0.25, 1e300])}))
+    fill = predict_pb2.PredictRequest()
+    fill.model_spec.name = "m"
+    t = fill.inputs["x"]
+    t.dtype = tf.float32.as_datatype_enum
+    t.tensor_shape.dim.add().size = 5
+    t.float_val.append(1.5)  # repeated to fill the shape
+    put("grpc_predict", "fill", fill.SerializeToString())
+    # the same key twice on the wire (protobuf keeps the last)
+    put("grpc_predict", "duplicate_key", req("m", {"x": x}) + req("", {"x": np.float32(1)}))
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -302,6 +341,7 @@ def main():
     make_saved_model()
     make_ps_message()
     make_data_service()
+    make_grpc_predict()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))

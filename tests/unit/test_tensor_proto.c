@@ -271,8 +271,73 @@ static void test_attrs(void) {
     tfc_tensor_unref(ten);
 }
 
+/* AsProtoField (what TensorFlow Serving's Predict answers with): every value in the dtype's typed field, none in
+ * tensor_content, and it decodes back to the same tensor. */
+static void test_as_proto_field(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t dims[] = {2, 3};
+    for (size_t d = 0; d < sizeof all_dtypes / sizeof all_dtypes[0]; d++) {
+        tfc_tensor *t = sample(all_dtypes[d], dims, 2, &st);
+        Tensorflow__TensorProto *p = tfc_pb_tensor_to_proto_field(t, "t", &st);
+        REQUIRE(p);
+        CHECK(p->tensor_content.len == 0);
+        size_t n = 0;
+        switch (all_dtypes[d]) {
+        case TFC_FLOAT: n = p->n_float_val; break;
+        case TFC_DOUBLE: n = p->n_double_val; break;
+        case TFC_INT64: n = p->n_int64_val; break;
+        case TFC_BOOL: n = p->n_bool_val; break;
+        case TFC_HALF: case TFC_BFLOAT16: n = p->n_half_val; break;
+        case TFC_STRING: n = p->n_string_val; break;
+        default: n = p->n_int_val; break;
+        }
+        CHECK(n == 6);
+        tfc_tensor *u = tfc_pb_tensor_from_proto(p, 0, "t", &st);
+        CHECK_OK(&st);
+        if (!u || !same(t, u)) {
+            tfc_test_failures++;
+            fprintf(stderr, "AsProtoField round trip of %s differs\n", tfc_dtype_name(all_dtypes[d]));
+        }
+        if (all_dtypes[d] == TFC_FLOAT) CHECK(p->float_val[4] == ((const float *)tfc_tensor_data(t))[4]);
+        tfc_pb_free(p);
+        tfc_tensor_unref(t);
+        tfc_tensor_unref(u);
+    }
+}
+
+/* The decoded-size limit counts the strings that repeated-value filling copies: one 1000-byte string_val with
+ * shape [100000] asks for 100 MB. */
+static void test_string_fill_limit(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    static uint8_t big[1000];
+    memset(big, 'x', sizeof big);
+    ProtobufCBinaryData sv = {sizeof big, big};
+    ProtobufCBinaryData *svp = &sv;
+    Tensorflow__TensorShapeProto__Dim dim = TENSORFLOW__TENSOR_SHAPE_PROTO__DIM__INIT, *dimp = &dim;
+    Tensorflow__TensorShapeProto shape = TENSORFLOW__TENSOR_SHAPE_PROTO__INIT;
+    shape.n_dim = 1;
+    shape.dim = &dimp;
+    Tensorflow__TensorProto p = TENSORFLOW__TENSOR_PROTO__INIT;
+    p.dtype = TENSORFLOW__DATA_TYPE__DT_STRING;
+    p.tensor_shape = &shape;
+    p.n_string_val = 1;
+    p.string_val = svp;
+    dim.size = 100000;
+    CHECK(!tfc_pb_tensor_from_proto(&p, (size_t)10 << 20, "s", &st));
+    CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "limit"));
+    dim.size = 100; /* 100 x (24 + 1000) bytes fit in 1 MiB */
+    tfc_status_clear(&st);
+    tfc_tensor *t = tfc_pb_tensor_from_proto(&p, (size_t)1 << 20, "s", &st);
+    CHECK_OK(&st);
+    size_t len = 0;
+    CHECK(t && tfc_tensor_string(t, 99, &len) && len == sizeof big);
+    tfc_tensor_unref(t);
+}
+
 int main(void) {
     test_roundtrip_all_dtypes();
+    test_as_proto_field();
+    test_string_fill_limit();
     test_typed_fields();
     test_shapes();
     test_attrs();
