@@ -100,7 +100,6 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
         for (int o = 0; o < g->nodes[i]->n_out; o++)
             if (last_use[first[i] + o] < 0) last_use[first[i] + o] = pos[i];
     /* rel lists in run order: count per position, then fill */
-    int *rel_count = pos; /* reuse: pos is no longer needed after this loop */
     int *tmp = tfc_calloc((size_t)n + 1, sizeof *tmp);
     if (!tmp) goto oom;
     for (int s = 0; s < x->n_slots; s++)
@@ -112,7 +111,6 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
         acc += tmp[k];
     }
     tfc_free(tmp);
-    (void)rel_count;
     for (int s = 0; s < x->n_slots; s++)
         if (last_use[s] < n) {
             xnode *xn = &x->nodes[last_use[s]];
