@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "proto/get_model_metadata.pb-c.h"
 #include "proto/meta_graph.pb-c.h"
 #include "serving/json_tensor.h"
 #include "tfc/example.h"
@@ -142,40 +143,27 @@ static void tensor_map_json(srv_buf *b, Tensorflow__SignatureDef__InputsEntry **
     srv_buf_puts(b, "}");
 }
 
-/* A varint at *p (< end); false when malformed. */
-static bool varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
-    *v = 0;
-    for (int s = 0; s < 64 && *p < end; s += 7) {
-        uint8_t c = *(*p)++;
-        *v |= (uint64_t)(c & 0x7f) << s;
-        if (!(c & 0x80)) return true;
-    }
-    return false;
-}
-
 static bool handle_metadata(tfc_srv_version *v, srv_rest_response *r, tfc_status *st) {
     size_t len = 0;
-    const uint8_t *p = tfc_srv_signature_def_map(v, &len), *end = p + len;
+    const uint8_t *p = tfc_srv_signature_def_map(v, &len);
+    Tensorflow__Serving__SignatureDefMap *map = tensorflow__serving__signature_def_map__unpack(NULL, len, p);
+    if (!map) return tfc_status_set(st, TFC_INTERNAL, "malformed SignatureDefMap");
+    for (size_t i = 0; i < map->n_signature_def; i++)
+        if (!map->signature_def[i]->key || !map->signature_def[i]->value) {
+            tensorflow__serving__signature_def_map__free_unpacked(map, NULL);
+            return tfc_status_set(st, TFC_INTERNAL, "malformed SignatureDefMap entry");
+        }
     srv_buf *b = &r->body;
     srv_buf_puts(b, "{\n\"model_spec\": {\"name\": ");
     srv_buf_json_string(b, tfc_srv_version_model(v), strlen(tfc_srv_version_model(v)));
     srv_buf_printf(b, ", \"signature_name\": \"\", \"version\": \"%lld\"},\n\"metadata\": {\"signature_def\": "
                    "{\"signature_def\": {", (long long)tfc_srv_version_number(v));
-    /* SignatureDefMap: field 1 entries, each a MetaGraphDef.SignatureDefEntry */
-    for (int first = 1; p < end; first = 0) {
-        uint64_t tag, n;
-        if (!varint(&p, end, &tag) || tag != 0x0a || !varint(&p, end, &n) || n > (uint64_t)(end - p))
-            return tfc_status_set(st, TFC_INTERNAL, "malformed SignatureDefMap");
-        Tensorflow__MetaGraphDef__SignatureDefEntry *e = (Tensorflow__MetaGraphDef__SignatureDefEntry *)
-            protobuf_c_message_unpack(&tensorflow__meta_graph_def__signature_def_entry__descriptor, NULL, (size_t)n, p);
-        p += n;
-        if (!e || !e->key || !e->value) {
-            if (e) protobuf_c_message_free_unpacked(&e->base, NULL);
-            return tfc_status_set(st, TFC_INTERNAL, "malformed SignatureDefMap entry");
-        }
+    for (size_t i = 0; i < map->n_signature_def; i++) {
+        const Tensorflow__Serving__SignatureDefMap__SignatureDefEntry *e = map->signature_def[i];
+        const char *key = e->key;
         const Tensorflow__SignatureDef *sd = e->value;
-        srv_buf_puts(b, first ? "\n" : ",\n");
-        srv_buf_json_string(b, e->key, strlen(e->key));
+        srv_buf_puts(b, i ? ",\n" : "\n");
+        srv_buf_json_string(b, key, strlen(key));
         srv_buf_puts(b, ": {\"inputs\": ");
         tensor_map_json(b, (Tensorflow__SignatureDef__InputsEntry **)sd->inputs, sd->n_inputs);
         srv_buf_puts(b, ", \"outputs\": ");
@@ -184,9 +172,9 @@ static bool handle_metadata(tfc_srv_version *v, srv_rest_response *r, tfc_status
         const char *mn = sd->method_name ? sd->method_name : "";
         srv_buf_json_string(b, mn, strlen(mn));
         /* TensorFlow Serving prints the (always empty here) defaults map, except for the init op's signature */
-        srv_buf_puts(b, strcmp(e->key, "__saved_model_init_op") ? ", \"defaults\": {}}" : "}");
-        protobuf_c_message_free_unpacked(&e->base, NULL);
+        srv_buf_puts(b, strcmp(key, "__saved_model_init_op") ? ", \"defaults\": {}}" : "}");
     }
+    tensorflow__serving__signature_def_map__free_unpacked(map, NULL);
     srv_buf_puts(b, "\n}}}\n}\n");
     return true;
 }
