@@ -394,6 +394,15 @@ const srv_json *srv_json_get(const srv_json *obj, const char *key) {
     return NULL;
 }
 
+bool srv_json_is_b64(const srv_json *v) {
+    return v->type == SRV_J_OBJECT && v->n == 1 && !strcmp(v->keys[0], "b64");
+}
+
+unsigned char *srv_json_b64_decode(const srv_json *v, size_t *out_len) {
+    const srv_json *s = v->items[0];
+    return s->type == SRV_J_STRING ? srv_base64_decode(s->s, s->len, out_len) : NULL;
+}
+
 /* The number's text as a NUL-terminated copy in buf (numbers are at most 4096 chars, checked by the parser). */
 static const char *num_text(const srv_json *v, char *buf, size_t size) {
     size_t n = v->len < size - 1 ? v->len : size - 1;

@@ -50,6 +50,11 @@ bool srv_json_number_u64(const srv_json *v, uint64_t hi, uint64_t *out);
 /* TensorFlow Serving's (RapidJSON's) type name for messages: "Null", "False", "True", "Object", "Array",
  * "String", "Number". */
 const char *srv_json_type_name(const srv_json *v);
+/* True when v is a {"b64": ...} object (TensorFlow Serving's form of binary strings). */
+bool srv_json_is_b64(const srv_json *v);
+/* The decoded bytes of a {"b64": "..."} object v (srv_json_is_b64) in a new buffer (tfc_free) of *out_len bytes;
+ * NULL when the member is not a base64 string. */
+unsigned char *srv_json_b64_decode(const srv_json *v, size_t *out_len);
 
 /* ---- writer ------------------------------------------------------------------------------------------- */
 

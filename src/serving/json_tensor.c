@@ -10,10 +10,6 @@
 
 #define MAX_RANK 8
 
-static bool is_b64(const srv_json *v) {
-    return v->type == SRV_J_OBJECT && v->n == 1 && !strcmp(v->keys[0], "b64");
-}
-
 /* The JSON text of a leaf for messages (short). */
 static void leaf_text(const srv_json *v, char *buf, size_t size) {
     switch (v->type) {
@@ -102,10 +98,9 @@ static bool leaf(fill *f, const srv_json *v) {
             f->lens[i] = v->len;
             return true;
         }
-        if (is_b64(v)) {
-            const srv_json *s = v->items[0];
+        if (srv_json_is_b64(v)) {
             size_t n = 0;
-            unsigned char *dec = s->type == SRV_J_STRING ? srv_base64_decode(s->s, s->len, &n) : NULL;
+            unsigned char *dec = srv_json_b64_decode(v, &n);
             if (!dec)
                 return tfc_status_set(f->st, TFC_INVALID_ARGUMENT, "Unable to base64 decode the 'b64' value of "
                                       "element %lld", (long long)i);

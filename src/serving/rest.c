@@ -181,11 +181,7 @@ static bool handle_metadata(tfc_srv_version *v, srv_rest_response *r, tfc_status
 
 /* ---- predict -------------------------------------------------------------------------------------------- */
 
-static bool is_b64_object(const srv_json *v) {
-    return v->type == SRV_J_OBJECT && v->n == 1 && !strcmp(v->keys[0], "b64");
-}
-
-static bool named_object(const srv_json *v) { return v->type == SRV_J_OBJECT && !is_b64_object(v); }
+static bool named_object(const srv_json *v) { return v->type == SRV_J_OBJECT && !srv_json_is_b64(v); }
 
 /* The signature_name member: NULL (default) or its string; false with the error when it is not a string. */
 static bool signature_member(const srv_json *req, const char **name, tfc_status *st) {
@@ -342,7 +338,7 @@ static feature_kind element_kind(const srv_json *v) {
     case SRV_J_STRING: return KIND_BYTES;
     case SRV_J_TRUE: case SRV_J_FALSE: return KIND_INT64;
     case SRV_J_NUMBER: return v->is_int ? KIND_INT64 : KIND_FLOAT;
-    case SRV_J_OBJECT: return is_b64_object(v) ? KIND_BYTES : KIND_NONE;
+    case SRV_J_OBJECT: return srv_json_is_b64(v) ? KIND_BYTES : KIND_NONE;
     default: return KIND_NONE;
     }
 }
@@ -416,8 +412,7 @@ static char *example_from_json(const srv_json *obj, size_t *len, tfc_status *st)
                     lens[i] = el[i]->len;
                     continue;
                 }
-                const srv_json *b = el[i]->items[0];
-                unsigned char *dec = b->type == SRV_J_STRING ? srv_base64_decode(b->s, b->len, &lens[i]) : NULL;
+                unsigned char *dec = srv_json_b64_decode(el[i], &lens[i]);
                 if (!dec) ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "Unable to base64 decode feature %s", key);
                 else sv[i] = (const char *)(owned[n_owned++] = dec);
             }
