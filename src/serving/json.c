@@ -568,6 +568,14 @@ void srv_buf_free(srv_buf *b) {
     memset(b, 0, sizeof *b);
 }
 
+/* The value of a base64 character, -1 for any other byte (the inverse of b64[] without a scan per byte). */
+static int b64_digit(unsigned char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+}
+
 unsigned char *srv_base64_decode(const char *s, size_t n, size_t *out_len) {
     while (n && s[n - 1] == '=') n--;
     if (n % 4 == 1) return NULL;
@@ -577,12 +585,12 @@ unsigned char *srv_base64_decode(const char *s, size_t n, size_t *out_len) {
     unsigned acc = 0;
     int bits = 0;
     for (size_t i = 0; i < n; i++) {
-        const char *p = s[i] ? strchr(b64, s[i]) : NULL;
-        if (!p) {
+        const int d = b64_digit((unsigned char)s[i]);
+        if (d < 0) {
             tfc_free(o);
             return NULL;
         }
-        acc = acc << 6 | (unsigned)(p - b64);
+        acc = acc << 6 | (unsigned)d;
         bits += 6;
         if (bits >= 8) {
             bits -= 8;
