@@ -73,16 +73,20 @@ bool tfc_srv_predict(tfc_srv_version *v, const char *signature_name, const tfc_s
     const tfc_saved_model_signature *s = tfc_srv_signature(v, signature_name, st);
     if (!s) return false;
     const int n_in = tfc_saved_model_signature_num_inputs(s), n_out = tfc_saved_model_signature_num_outputs(s);
-    const char **in_keys = tfc_calloc((size_t)n_in + (size_t)n_out + 1, sizeof *in_keys);
-    const char **req_keys = tfc_calloc((size_t)n_inputs + 1, sizeof *req_keys);
-    tfc_tensor **in = tfc_calloc((size_t)n_in + 1, sizeof *in), **out = tfc_calloc((size_t)n_out + 1, sizeof *out);
-    bool *sent_extra = tfc_calloc((size_t)n_inputs + 1, sizeof(bool)), *missing = tfc_calloc((size_t)n_in + 1, sizeof(bool));
-    bool *keep = tfc_calloc((size_t)n_out + 1, sizeof(bool)), ok = false;
-    if (!in_keys || !req_keys || !in || !out || !sent_extra || !missing || !keep) {
-        tfc_status_oom(st, "Predict", 64);
+    /* the request's scratch arrays in one block: pointers first, then the flags */
+    const size_t n_ptrs = 2 * ((size_t)n_in + (size_t)n_out) + (size_t)n_inputs,
+                 n_flags = (size_t)n_inputs + (size_t)n_in + (size_t)n_out;
+    void **scratch = tfc_calloc(n_ptrs * sizeof(void *) + n_flags + 1, 1);
+    tfc_tensor **out = NULL;
+    bool ok = false;
+    if (!scratch) {
+        tfc_status_oom(st, "Predict", n_ptrs * sizeof(void *) + n_flags);
         goto done;
     }
-    const char **out_keys = in_keys + n_in;
+    const char **in_keys = (const char **)scratch, **out_keys = in_keys + n_in, **req_keys = out_keys + n_out;
+    tfc_tensor **in = (tfc_tensor **)(scratch + n_in + n_out + n_inputs);
+    out = in + n_in;
+    bool *sent_extra = (bool *)(scratch + n_ptrs), *missing = sent_extra + n_inputs, *keep = missing + n_in;
     for (int i = 0; i < n_in; i++) in_keys[i] = tfc_saved_model_signature_input(s, i)->key;
     for (int i = 0; i < n_out; i++) out_keys[i] = tfc_saved_model_signature_output(s, i)->key;
     /* inputs by alias: every signature input exactly once, nothing else */
@@ -164,13 +168,7 @@ bool tfc_srv_predict(tfc_srv_version *v, const char *signature_name, const tfc_s
     tfc_status_clear(st);
 done:
     for (int o = 0; out && o < n_out; o++) tfc_tensor_unref(out[o]);
-    tfc_free(in_keys);
-    tfc_free(req_keys);
-    tfc_free(in);
-    tfc_free(out);
-    tfc_free(sent_extra);
-    tfc_free(missing);
-    tfc_free(keep);
+    tfc_free(scratch);
     return ok;
 }
 
