@@ -154,7 +154,13 @@ static void run_batch(srv_batcher *b, item **items, int n) {
     tfc_tensor **parts = tfc_calloc((size_t)n + 1, sizeof *parts);
     bool ok = in && out && parts;
     if (!ok) tfc_status_oom(&st, "batch", 64);
+    /* a lone request that needs no padding runs on its own tensors, and takes the outputs whole */
+    const bool lone = n == 1 && padded == rows;
     for (int k = 0; ok && k < n_in; k++) {
+        if (lone) {
+            in[k] = tfc_tensor_ref(items[0]->in[k]);
+            continue;
+        }
         for (int i = 0; i < n; i++) parts[i] = items[i]->in[k];
         ok = (in[k] = concat_rows(parts, n, padded, &st)) != NULL;
     }
@@ -169,8 +175,14 @@ static void run_batch(srv_batcher *b, item **items, int n) {
     for (int i = 0; i < n; i++) {
         item *it = items[i];
         it->st = st;
-        for (int o = 0; ok && o < n_out && it->st.code == TFC_OK; o++)
-            it->out[o] = slice_rows(out[o], at, it->rows, &it->st);
+        for (int o = 0; ok && o < n_out && it->st.code == TFC_OK; o++) {
+            if (!lone) {
+                it->out[o] = slice_rows(out[o], at, it->rows, &it->st);
+                continue;
+            }
+            it->out[o] = out[o];
+            out[o] = NULL;
+        }
         at += it->rows;
     }
     for (int k = 0; in && k < n_in; k++) tfc_tensor_unref(in[k]);
