@@ -62,31 +62,27 @@ static row *find(srv_metrics *m, int kind, const char *model, const char *api, t
     return &m->rows[SRV_METRICS_MAX_ROWS];
 }
 
+/* One observation v into r's histogram (bounds[0..n)). */
+static void observe(row *r, double v, const double *bounds, size_t n) {
+    r->count++;
+    r->sum += v;
+    for (size_t i = 0; i < n; i++)
+        if (v <= bounds[i]) r->buckets[i]++;
+}
+
 void srv_metrics_request(srv_metrics *m, const char *model, const char *api, tfc_code code, double seconds) {
     if (!m) return;
     const double us = seconds * 1e6;
     pthread_mutex_lock(&m->mu);
-    row *r = find(m, 0, model ? model : "", api ? api : "", code);
-    r->count++;
-    r->sum += us;
-    for (size_t i = 0; i < N_LAT; i++)
-        if (us <= lat_bounds[i]) r->buckets[i]++;
+    observe(find(m, 0, model ? model : "", api ? api : "", code), us, lat_bounds, N_LAT);
     pthread_mutex_unlock(&m->mu);
 }
 
 void srv_metrics_batch(srv_metrics *m, const char *model, int64_t size, int64_t padded) {
     if (!m) return;
     pthread_mutex_lock(&m->mu);
-    row *r = find(m, 1, model ? model : "", "", TFC_OK);
-    r->count++;
-    r->sum += (double)size;
-    for (size_t i = 0; i < N_BATCH; i++)
-        if ((double)size <= batch_bounds[i]) r->buckets[i]++;
-    row *p = find(m, 2, model ? model : "", "", TFC_OK);
-    p->count++;
-    p->sum += (double)padded;
-    for (size_t i = 0; i < N_BATCH; i++)
-        if ((double)padded <= batch_bounds[i]) p->buckets[i]++;
+    observe(find(m, 1, model ? model : "", "", TFC_OK), (double)size, batch_bounds, N_BATCH);
+    observe(find(m, 2, model ? model : "", "", TFC_OK), (double)padded, batch_bounds, N_BATCH);
     pthread_mutex_unlock(&m->mu);
 }
 
