@@ -341,6 +341,19 @@ static void test_batching(void) {
     CHECK(!tfc_srv_predict(v, NULL, &(tfc_srv_named_tensor){"x", x}, 1, NULL, 0, &out, &n_out, &st));
     CHECK(!strcmp(st.msg, "Task size 9 is larger than maximum batch size 8"));
     tfc_tensor_unref(x);
+    /* a lone request of an allowed batch size runs as one unpadded batch */
+    const int batches = atomic_load(&n_batches), padded = atomic_load(&padded_rows);
+    const float scale = (float)tfc_srv_version_number(v);
+    x = input_rows(4, 1.0f);
+    REQUIRE(tfc_srv_predict(v, NULL, &(tfc_srv_named_tensor){"x", x}, 1, NULL, 0, &out, &n_out, &st));
+    REQUIRE(n_out == 2 && tfc_tensor_num_elements(out[0].tensor) == 12 && tfc_tensor_dim(out[1].tensor, 0) == 4);
+    CHECK(atomic_load(&n_batches) == batches + 1 && atomic_load(&padded_rows) == padded + 4);
+    const float *xv = tfc_tensor_data(x);
+    for (int i = 0; i < 12; i++) CHECK(tfc_tensor_get_f64(out[0].tensor, i) == (double)(xv[i] * scale));
+    for (int r = 0; r < 4; r++)
+        CHECK(fabs(tfc_tensor_get_f64(out[1].tensor, r) - (xv[3 * r] + xv[3 * r + 1] + xv[3 * r + 2])) < 1e-5);
+    tfc_srv_outputs_free(out, n_out);
+    tfc_tensor_unref(x);
     tfc_srv_release(v);
     tfc_srv_manager_free(m);
     printf("batching: %d predicts in %d batches (%d rows, %d padded)\n", calls, atomic_load(&n_batches),
