@@ -348,14 +348,7 @@ tfc_dataset *tfc_dataset_csv(tfc_dataset *files, tfc_tensor *const *record_defau
     p->n = n;
     tfc_tensor_spec specs[TFC_DATA_MAX_COMPONENTS];
     for (int i = 0; i < n; i++) specs[i] = (tfc_tensor_spec){record_defaults[i]->dtype, {0, {0}}};
-    char *structure = NULL;
-    if (n == 1) structure = tfc_strdup("(.,)");
-    if ((n == 1 && !structure) || !data_spec_init(&ds->spec, structure, n, specs, st)) {
-        tfc_free(structure);
-        if (st->code == TFC_OK) tfc_status_oom(st, "CsvDataset", 0);
-        return data_ds_fail(ds);
-    }
-    tfc_free(structure);
+    if (!data_spec_init(&ds->spec, n == 1 ? "(.,)" : NULL, n, specs, st)) return data_ds_fail(ds);
     if (!(p->defaults = tfc_calloc((size_t)n, sizeof *p->defaults)) ||
         (o.compression_type && *o.compression_type && !(p->compression = tfc_strdup(o.compression_type))) ||
         (o.na_value && *o.na_value && !(p->na = tfc_strdup(o.na_value)))) {
