@@ -308,6 +308,23 @@ static void consts_delete(void *k) {
     tfc_free(k);
 }
 
+/* The pipeline over the TFRecord file at path (written already) with the map parse_fn(k), or NULL with st set;
+ * map_opts carries the map's ownership of k (user_free) or its output_spec. */
+static tfc_dataset *pipeline_over(const bench_cfg *cfg, const char *path, parse_consts *k, tfc_map_opts map_opts,
+                                  tfc_status *st) {
+    const char *files[1] = {path};
+    tfc_dataset *ds = tfc_dataset_tfrecord(tfc_dataset_from_strings(files, 1, st), NULL, st);
+    map_opts.num_parallel_calls = TFC_AUTOTUNE;
+    map_opts.output_structure = "(.,.)";
+    ds = tfc_dataset_map(ds, parse_fn, k, &map_opts, st);
+    ds = tfc_dataset_shuffle(ds, PIPELINE_SHUFFLE, &(tfc_shuffle_opts){.seed = 1, .has_seed = true}, st);
+    ds = tfc_dataset_batch(ds, PIPELINE_BATCH, NULL, st);
+    ds = tfc_dataset_prefetch(ds, TFC_AUTOTUNE, st);
+    return tfc_dataset_with_options(ds, &(tfc_data_options){.private_threadpool_size = cfg->threads,
+                                                            .max_intra_op_parallelism = 1},
+                                    st);
+}
+
 /* The pipeline over the TFRecord file at path (written already), or NULL with st set. */
 static tfc_dataset *make_pipeline(const bench_cfg *cfg, const char *path, tfc_status *st) {
     parse_consts *k = tfc_calloc(1, sizeof *k);
@@ -316,20 +333,8 @@ static tfc_dataset *make_pipeline(const bench_cfg *cfg, const char *path, tfc_st
         tfc_free(k);
         return NULL;
     }
-    const char *files[1] = {path};
-    tfc_dataset *ds = tfc_dataset_from_strings(files, 1, st);
-    ds = tfc_dataset_tfrecord(ds, NULL, st);
     /* the map takes k (freed with the dataset, also when this fails) */
-    ds = tfc_dataset_map(ds, parse_fn, k,
-                         &(tfc_map_opts){.num_parallel_calls = TFC_AUTOTUNE, .output_structure = "(.,.)",
-                                         .user_free = consts_delete},
-                         st);
-    ds = tfc_dataset_shuffle(ds, PIPELINE_SHUFFLE, &(tfc_shuffle_opts){.seed = 1, .has_seed = true}, st);
-    ds = tfc_dataset_batch(ds, PIPELINE_BATCH, NULL, st);
-    ds = tfc_dataset_prefetch(ds, TFC_AUTOTUNE, st);
-    return tfc_dataset_with_options(ds, &(tfc_data_options){.private_threadpool_size = cfg->threads,
-                                                            .max_intra_op_parallelism = 1},
-                                    st);
+    return pipeline_over(cfg, path, k, (tfc_map_opts){.user_free = consts_delete}, st);
 }
 
 /* ---- data_service: the same pipeline through the tf.data service ----
@@ -353,18 +358,7 @@ static tfc_dataset *service_pipeline(const bench_cfg *cfg, const char *path, tfc
         service_consts = k; /* the registry refers to it from now on */
     }
     const tfc_tensor_spec spec[2] = {{TFC_FLOAT, {3, {PIPELINE_SIZE, PIPELINE_SIZE, 1}}}, {TFC_INT64, {0}}};
-    const char *files[1] = {path};
-    tfc_dataset *ds = tfc_dataset_tfrecord(tfc_dataset_from_strings(files, 1, st), NULL, st);
-    ds = tfc_dataset_map(ds, parse_fn, service_consts,
-                         &(tfc_map_opts){.num_parallel_calls = TFC_AUTOTUNE, .output_structure = "(.,.)",
-                                         .output_spec = spec},
-                         st);
-    ds = tfc_dataset_shuffle(ds, PIPELINE_SHUFFLE, &(tfc_shuffle_opts){.seed = 1, .has_seed = true}, st);
-    ds = tfc_dataset_batch(ds, PIPELINE_BATCH, NULL, st);
-    ds = tfc_dataset_prefetch(ds, TFC_AUTOTUNE, st);
-    return tfc_dataset_with_options(ds, &(tfc_data_options){.private_threadpool_size = cfg->threads,
-                                                            .max_intra_op_parallelism = 1},
-                                    st);
+    return pipeline_over(cfg, path, service_consts, (tfc_map_opts){.output_spec = spec}, st);
 }
 
 static bench_case *prep_service(tfc_ctx *ctx, const bench_cfg *cfg, const char *impl, tfc_status *st) {

@@ -14,6 +14,11 @@ _WIN_FN = ctypes.CFUNCTYPE(_P, _P, _P, _P, _P, _PS)
 _LEN_FN = ctypes.CFUNCTYPE(_B, _P, _P, _PP, _I, ctypes.POINTER(_I64), _PS)
 
 
+def _np(x):
+    """A user function's result (a Tensor or anything numpy takes) as a numpy value."""
+    return np.asarray(x.numpy() if hasattr(x, "numpy") else x)
+
+
 class _ScanOpts(ctypes.Structure):
     _fields_ = [("state_structure", _CP), ("output_structure", _CP),
                 ("output_spec", ctypes.POINTER(_d.TensorSpec)), ("user_free", _d._FREE_FN)]
@@ -165,14 +170,14 @@ class _WindowCallback:
     def size(self, user, key):
         try:
             r = self.size_func(_d._to_tensor(np.int64(key)))
-            return int(np.asarray(r.numpy() if hasattr(r, "numpy") else r))
+            return int(_np(r))
         except Exception:  # noqa: BLE001 - a size < 1 makes the C side report the key
             return 0
 
     def key(self, ctx, user, inp, n_in, out, n_out, st):
         try:
             k = _d._call_user(self.key_func, self.s, _d._in_tensors(inp, n_in))
-            t = _d._to_tensor(np.int64(np.asarray(k.numpy() if hasattr(k, "numpy") else k)), dtype="int64")
+            t = _d._to_tensor(np.int64(_np(k)), dtype="int64")
             out[0] = lib.tfc_tensor_ref(t.handle)  # t stays alive until the reference is taken
             return True
         except Exception as e:  # noqa: BLE001
@@ -196,7 +201,7 @@ def _group_by_window(self, key_func, reduce_func, window_size=None, window_size_
     if first is not None:
         args = first if isinstance(first, tuple) else (first,)
         k = key_func(*args)
-        probe = reduce_func(_d._to_tensor(np.int64(np.asarray(k.numpy() if hasattr(k, "numpy") else k))),
+        probe = reduce_func(_d._to_tensor(np.int64(_np(k))),
                             self.take(1))
         out_s = probe.structure
         specs = _d._spec_array(probe.component_specs())
@@ -215,7 +220,7 @@ class _LengthCallback:
     def __call__(self, ctx, user, inp, n_in, length, st):
         try:
             r = _d._call_user(self.fn, self.s, _d._in_tensors(inp, n_in))
-            length[0] = int(np.asarray(r.numpy() if hasattr(r, "numpy") else r))
+            length[0] = int(_np(r))
             return True
         except Exception as e:  # noqa: BLE001
             _d._set_error(st, e)

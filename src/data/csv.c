@@ -14,6 +14,7 @@ typedef struct csv_params {
     bool header, quote;
     char delim;
     char *na;
+    size_t na_len;
     int n;                    /* output columns */
     tfc_tensor **defaults;    /* n owned references */
     int64_t *select;          /* n sorted column indices, or NULL (all columns; then exclude may apply) */
@@ -162,7 +163,7 @@ static tfc_tensor *csv_value(csv_iter *it, int col, int64_t field, const char *s
     const csv_params *p = it->base.ds->p;
     tfc_tensor *def = p->defaults[col];
     tfc_dtype dt = def->dtype;
-    bool missing = len == 0 || (p->na && strlen(p->na) == len && memcmp(p->na, s, len) == 0);
+    bool missing = len == 0 || (p->na && p->na_len == len && memcmp(p->na, s, len) == 0);
     if (missing) {
         if (tfc_tensor_num_elements(def) == 0) {
             char msg[96];
@@ -348,20 +349,14 @@ tfc_dataset *tfc_dataset_csv(tfc_dataset *files, tfc_tensor *const *record_defau
     p->n = n;
     tfc_tensor_spec specs[TFC_DATA_MAX_COMPONENTS];
     for (int i = 0; i < n; i++) specs[i] = (tfc_tensor_spec){record_defaults[i]->dtype, {0, {0}}};
-    char *structure = NULL;
-    if (n == 1) structure = tfc_strdup("(.,)");
-    if ((n == 1 && !structure) || !data_spec_init(&ds->spec, structure, n, specs, st)) {
-        tfc_free(structure);
-        if (st->code == TFC_OK) tfc_status_oom(st, "CsvDataset", 0);
-        return data_ds_fail(ds);
-    }
-    tfc_free(structure);
+    if (!data_spec_init(&ds->spec, n == 1 ? "(.,)" : NULL, n, specs, st)) return data_ds_fail(ds);
     if (!(p->defaults = tfc_calloc((size_t)n, sizeof *p->defaults)) ||
         (o.compression_type && *o.compression_type && !(p->compression = tfc_strdup(o.compression_type))) ||
         (o.na_value && *o.na_value && !(p->na = tfc_strdup(o.na_value)))) {
         tfc_status_oom(st, "CsvDataset", 0);
         return data_ds_fail(ds);
     }
+    p->na_len = p->na ? strlen(p->na) : 0;
     data_ref_n(record_defaults, p->defaults, n);
     if ((o.select_cols && !copy_cols(o.select_cols, n, &p->select, "select_cols", st)) ||
         (o.exclude_cols && !copy_cols(o.exclude_cols, o.n_exclude, &p->exclude, "exclude_cols", st)))

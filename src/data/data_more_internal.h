@@ -1,4 +1,5 @@
-/* Internal: pieces shared by the file sources of include/tfc/data_more.h (src/data/fixed_length.c, csv.c). */
+/* Internal: pieces shared by the file sources of include/tfc/data_more.h (src/data/fixed_length.c, csv.c) and
+ * TextLineDataset (files.c). */
 #ifndef TFC_DATA_MORE_INTERNAL_H
 #define TFC_DATA_MORE_INTERNAL_H
 

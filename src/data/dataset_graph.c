@@ -337,15 +337,14 @@ static tfc_dataset *build_node(bld *b, tfc_dataset **in, int n_in, const split_r
     tfc_attr a;
     if (!strcmp(k, "RangeDataset")) {
         if (!attr_i(b, "start", &v[0]) || !attr_i(b, "stop", &v[1]) || !attr_i(b, "step", &v[2])) return NULL;
-        if (split_here && v[2]) {
-            int64_t rows = v[2] > 0 ? (v[1] > v[0] ? (v[1] - v[0] + v[2] - 1) / v[2] : 0)
-                                    : (v[0] > v[1] ? (v[0] - v[1] - v[2] - 1) / -v[2] : 0), lo, hi;
-            split_bounds(sp, rows, &lo, &hi);
-            const int64_t start = v[0] + lo * v[2];
-            v[1] = hi == rows ? v[1] : v[0] + hi * v[2];
-            v[0] = start;
-        }
-        return tfc_dataset_range(v[0], v[1], v[2], specs[0].dtype, st);
+        tfc_dataset *r = tfc_dataset_range(v[0], v[1], v[2], specs[0].dtype, st);
+        if (!r || !split_here) return r;
+        /* the split's rows [lo, hi) of the range's cardinality as a range of its own */
+        const int64_t rows = tfc_dataset_cardinality(r);
+        int64_t lo, hi;
+        tfc_dataset_unref(r);
+        split_bounds(sp, rows, &lo, &hi);
+        return tfc_dataset_range(v[0] + lo * v[2], hi == rows ? v[1] : v[0] + hi * v[2], v[2], specs[0].dtype, st);
     }
     if (!strcmp(k, "TensorDataset") || !strcmp(k, "TensorSliceDataset")) {
         tfc_tensor *t[TFC_DATA_MAX_COMPONENTS] = {0};

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "data/data_internal.h"
+#include "data/data_more_internal.h"
 
 /* ---- TextLineDataset ---------------------------------------------------------------------------------------------
  * Lines end at "\n" (a "\r" before it is dropped, as TensorFlow's InputBuffer::ReadLine); a last line without
@@ -56,23 +56,9 @@ static bool text_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *s
     data_file_params *p = it_->ds->p;
     for (;;) {
         if (!it->s) {
-            tfc_tensor *fn = NULL;
-            if (!data_iter_next(it->files, &fn, end, st) || *end) return *end;
-            size_t len = 0;
-            const char *name = data_filename(fn, "TextLineDataset", &len, st);
-            it->path = name ? tfc_malloc(len + 1) : NULL;
-            if (it->path) {
-                memcpy(it->path, name, len);
-                it->path[len] = 0;
-            }
-            tfc_tensor_unref(fn);
-            if (!name) return false;
-            if (!it->path) return tfc_status_oom(st, "TextLineDataset", len + 1);
-            if (!(it->s = data_stream_open(it->path, p->compression, p->buffer_size, st))) {
-                tfc_free(it->path);
-                it->path = NULL;
-                return false;
-            }
+            if (!data_open_next_file(it->files, "TextLineDataset", p->compression, p->buffer_size, &it->path, &it->s,
+                                     end, st) || *end)
+                return *end;
         }
         size_t scan = it->pos;
         for (;;) {
