@@ -35,13 +35,6 @@ static bool listed(const char *const *list, const char *op) {
     return false;
 }
 
-static bool same_shape(const tfc_shape *a, const tfc_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
 /* Bytes of a value, or -1 when only the run knows (unknown dims, strings, resources, variants). */
 static int64_t value_bytes(tfc_dtype dt, const tfc_shape *s) {
     if (dt == TFC_STRING || dt == TFC_RESOURCE || !tfc_shape_is_fully_defined(s)) return -1;
@@ -115,7 +108,7 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
                     for (int j = 0; j < d->n_in; j++) reads += x->in_slots[xn->in_off + j] == is;
                     if (b >= 0 && x->last_use[is] == k && reads == 1 && bufs[b].live == 1 &&
                         p->out_dtypes[d->in[i].index] == d->out_dtypes[0] &&
-                        same_shape(&p->out_shapes[d->in[i].index], &d->out_shapes[0])) {
+                        tfc_shape_equal(&p->out_shapes[d->in[i].index], &d->out_shapes[0])) {
                         xn->inplace_in = (int8_t)i;
                         buf_of[s] = b;
                         bufs[b].live++;
