@@ -57,27 +57,11 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
     const int n = x->n_nodes;
     int *buf_of = tfc_malloc((size_t)x->n_slots * sizeof *buf_of + 1);   /* slot -> buffer (-1: none) */
     pbuf *bufs = tfc_malloc((size_t)x->n_slots * sizeof *bufs + 1);
-    int *dying = tfc_malloc((size_t)x->n_slots * sizeof *dying + 1);     /* slots by death position */
-    int *die_off = tfc_calloc((size_t)n + 2, sizeof *die_off);
-    if (!buf_of || !bufs || !dying || !die_off) {
-        tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
+    if (!buf_of || !bufs) {
+        tfc_free(buf_of), tfc_free(bufs);
         return tfc_status_oom(st, "memory planner", 0);
     }
-    for (int s = 0; s < x->n_slots; s++) {
-        buf_of[s] = -1;
-        if (x->last_use[s] < n) die_off[x->last_use[s] + 1]++;
-    }
-    for (int k = 0; k < n; k++) die_off[k + 1] += die_off[k];
-    {
-        int *fill = tfc_calloc((size_t)n + 1, sizeof *fill);
-        if (!fill) {
-            tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
-            return tfc_status_oom(st, "memory planner", 0);
-        }
-        for (int s = 0; s < x->n_slots; s++)
-            if (x->last_use[s] < n) dying[die_off[x->last_use[s]] + fill[x->last_use[s]]++] = s;
-        tfc_free(fill);
-    }
+    for (int s = 0; s < x->n_slots; s++) buf_of[s] = -1;
     tfc_memory_plan m = {0};
     int n_bufs = 0;
     int64_t live = 0;
@@ -131,13 +115,13 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
             live += bufs[best].size;
         }
         if (live > m.peak_bytes) m.peak_bytes = live;
-        for (int j = die_off[k]; j < die_off[k + 1]; j++) {
-            const int b = buf_of[dying[j]];
+        for (int r = 0; r < xn->n_rel; r++) { /* the values whose last reader this node is */
+            const int b = buf_of[x->rel_slots[xn->rel_off + r]];
             if (b >= 0 && --bufs[b].live == 0) live -= bufs[b].size;
         }
     }
     m.n_buffers = n_bufs;
     x->mem = m;
-    tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
+    tfc_free(buf_of), tfc_free(bufs);
     return true;
 }
