@@ -153,12 +153,12 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
             xn->main_only = xn->calls || d->op->def->stateful;
             if (!node_kernel(ctx, g, d, xn, st)) goto fail;
         }
-        xn->inplace_in = -1;
     }
+    ok = tfc_planner_plan(x, st) && tfc_executor_prepare(x, pos, st);
     tfc_free(order);
     tfc_free(first);
     tfc_free(pos);
-    if (!tfc_planner_plan(x, st) || !tfc_executor_prepare(x, st)) {
+    if (!ok) {
         exec_free(x);
         return NULL;
     }

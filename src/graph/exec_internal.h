@@ -59,8 +59,9 @@ void tfc_exec_note_node(const xnode *xn, tfc_status *st);
 /* Stores the value of an argument, constant or no-op node (no kernel). */
 void tfc_exec_run_trivial(const tfc_exec *x, const xnode *xn, tfc_tensor *const *in, tfc_tensor **vals);
 
-/* executor.c: successor lists, use counts and the cost estimate that decides x->parallel. */
-bool tfc_executor_prepare(tfc_exec *x, tfc_status *st);
+/* executor.c: successor lists, use counts and the cost estimate that decides x->parallel. pos: each graph
+ * node's run-order position (by node id). */
+bool tfc_executor_prepare(tfc_exec *x, const int *pos, tfc_status *st);
 /* Runs x over the threads of ctx's pool (at most `threads`); vals as tfc_exec_run's. */
 bool tfc_executor_run_parallel(tfc_ctx *ctx, const tfc_exec *x, tfc_tensor *const *in, tfc_tensor **vals, int threads,
                                tfc_status *st);

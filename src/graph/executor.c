@@ -70,17 +70,13 @@ static double node_cost(const tfc_graph *g, const xnode *xn) {
     return c;
 }
 
-bool tfc_executor_prepare(tfc_exec *x, tfc_status *st) {
+bool tfc_executor_prepare(tfc_exec *x, const int *pos, tfc_status *st) {
     const tfc_graph *g = x->og.g;
     const int n = x->n_nodes;
-    int *pos = tfc_malloc((size_t)g->n_nodes * sizeof *pos + 1);
     double *path = tfc_calloc((size_t)n + 1, sizeof *path);
     int64_t n_edges = 0;
-    if (!pos || !path) goto oom;
-    for (int k = 0; k < n; k++) {
-        pos[x->nodes[k].n->id] = k;
-        n_edges += x->nodes[k].n->n_in + x->nodes[k].n->n_ctrl;
-    }
+    if (!path) goto oom;
+    for (int k = 0; k < n; k++) n_edges += x->nodes[k].n->n_in + x->nodes[k].n->n_ctrl;
     x->succ = tfc_malloc((size_t)n_edges * sizeof *x->succ + 1);
     x->uses = tfc_calloc((size_t)x->n_slots + 1, sizeof *x->uses);
     if (!x->succ || !x->uses) goto oom;
@@ -129,11 +125,9 @@ bool tfc_executor_prepare(tfc_exec *x, tfc_status *st) {
         if (path[k] > longest) longest = path[k];
     }
     x->parallel = total >= PAR_GAIN * longest && total - longest >= MIN_SPARE;
-    tfc_free(pos);
     tfc_free(path);
     return true;
 oom:
-    tfc_free(pos);
     tfc_free(path);
     return tfc_status_oom(st, "graph executor", 0);
 }
