@@ -140,8 +140,6 @@ bool tfc_device_supports_op(const tfc_device *d, const char *op_name, tfc_dtype 
     }
     for (const tfc_kernel_entry *e = atomic_load_explicit(&d->kernels[op->index], memory_order_acquire); e;
          e = e->next)
-        if (e->type_attr < 0 || dtype == TFC_INVALID_DTYPE || (e->type_attr == first_type && tfc_kernel_entry_admits(e, dtype)) ||
-            e->type_attr != first_type)
-            return true;
+        if (e->type_attr != first_type || tfc_kernel_entry_admits(e, dtype)) return true;
     return false;
 }

@@ -153,12 +153,12 @@ static tfc_exec *instantiate(tfc_ctx *ctx, tfc_gfunc *fn, tfc_status *st) {
             xn->main_only = xn->calls || d->op->def->stateful;
             if (!node_kernel(ctx, g, d, xn, st)) goto fail;
         }
-        xn->inplace_in = -1;
     }
+    ok = tfc_planner_plan(x, st) && tfc_executor_prepare(x, pos, st);
     tfc_free(order);
     tfc_free(first);
     tfc_free(pos);
-    if (!tfc_planner_plan(x, st) || !tfc_executor_prepare(x, st)) {
+    if (!ok) {
         exec_free(x);
         return NULL;
     }
@@ -202,13 +202,10 @@ static bool check_arg(const tfc_exec *x, int a, const tfc_tensor *t, tfc_status 
  * the tensor the only one to its buffer (no alias, view or kept filter transform reads it), with the same
  * dtype and shape as the output. */
 static bool can_take_input(const tfc_tensor *t, tfc_dtype dt, const tfc_shape *s) {
-    if (!t || !t->buf || !t->buf->owned || t->buf->strings || t->dtype != dt || t->shape.rank != s->rank) return false;
-    if (atomic_load_explicit(&t->refcount, memory_order_acquire) != 1 ||
-        atomic_load_explicit(&t->buf->refcount, memory_order_acquire) != 1 || t->data != t->buf->data)
+    if (!t || !t->buf || !t->buf->owned || t->buf->strings || t->dtype != dt || !tfc_shape_equal(&t->shape, s))
         return false;
-    for (int i = 0; i < s->rank; i++)
-        if (t->shape.dims[i] != s->dims[i]) return false;
-    return true;
+    return atomic_load_explicit(&t->refcount, memory_order_acquire) == 1 &&
+           atomic_load_explicit(&t->buf->refcount, memory_order_acquire) == 1 && t->data == t->buf->data;
 }
 
 bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_tensor **vals,
@@ -219,12 +216,9 @@ bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_ten
     tfc_tensor **res = &vals[xn->out_base];
     const tfc_shape *shapes = d->out_shapes;
     tfc_shape dyn[TFC_MAX_IO];
-    if (xn->calls) {
-        tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
-                            .n_out = d->n_out, .out = res, .pool = ctx->pool,
-                            .state = xn->inst ? xn->inst->state : NULL};
-        return xn->kernel(&k, st);
-    }
+    tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
+                        .n_out = d->n_out, .out = res, .pool = ctx->pool, .state = xn->inst ? xn->inst->state : NULL};
+    if (xn->calls) return xn->kernel(&k, st); /* call and control-flow kernels make their own outputs */
     if (!xn->static_out) {
         /* Shapes depend on this run's inputs: the op's shape function (which also validates) gives them. */
         tfc_shape in_shapes[TFC_MAX_IO];
@@ -252,9 +246,6 @@ bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_ten
     for (; o < d->n_out; o++)
         if (tfc_shape_is_fully_defined(&shapes[o]) && !(res[o] = tfc_tensor_alloc(d->out_dtypes[o], &shapes[o], st)))
             return false;
-    tfc_kernel_ctx k = {.ctx = ctx, .op = d->op->def, .attrs = d->attrs, .n_in = d->n_in, .in = ins,
-                        .n_out = d->n_out, .out = res, .pool = ctx->pool,
-                        .state = xn->inst ? xn->inst->state : NULL};
     if (!xn->kernel(&k, st)) return false;
     for (int o = 0; o < d->n_out; o++)
         if (!res[o]) return tfc_status_set(st, TFC_INTERNAL, "node '%s': kernel did not produce output %d", d->name, o);

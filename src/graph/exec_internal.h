@@ -24,7 +24,8 @@ typedef struct xnode {
     bool main_only;   /* calls or stateful: touches the context or resources, so runs on the calling thread */
     int8_t inplace_in; /* planner: output 0 may take this input's buffer when the run holds its only reference
                         * (-1: none) */
-    int rel_off, n_rel; /* sequential run: slots released after the node ran: x->rel_slots[rel_off ..] */
+    int rel_off, n_rel; /* slots whose last reader the node is, x->rel_slots[rel_off ..]: released after it ran in
+                         * the sequential run; the planner's buffers die there */
     /* parallel run */
     int succ_off, n_succ; /* nodes (run-order positions) waiting on this one: x->succ[succ_off ..] */
     int n_pred;           /* data and control edges into the node */
@@ -58,15 +59,16 @@ void tfc_exec_note_node(const xnode *xn, tfc_status *st);
 /* Stores the value of an argument, constant or no-op node (no kernel). */
 void tfc_exec_run_trivial(const tfc_exec *x, const xnode *xn, tfc_tensor *const *in, tfc_tensor **vals);
 
-/* executor.c: successor lists, use counts and the cost estimate that decides x->parallel. */
-bool tfc_executor_prepare(tfc_exec *x, tfc_status *st);
+/* executor.c: successor lists, use counts and the cost estimate that decides x->parallel. pos: each graph
+ * node's run-order position (by node id). */
+bool tfc_executor_prepare(tfc_exec *x, const int *pos, tfc_status *st);
 /* Runs x over the threads of ctx's pool (at most `threads`); vals as tfc_exec_run's. */
 bool tfc_executor_run_parallel(tfc_ctx *ctx, const tfc_exec *x, tfc_tensor *const *in, tfc_tensor **vals, int threads,
                                tfc_status *st);
 /* True while this thread runs nodes of a parallel run (nested function runs then go sequentially). */
 bool tfc_executor_in_parallel(void);
 
-/* planner.c: fills x->mem and each node's inplace_in from the run order and x->last_use. */
+/* planner.c: fills x->mem and each node's inplace_in from the run order, x->last_use and the rel lists. */
 bool tfc_planner_plan(tfc_exec *x, tfc_status *st);
 
 #endif

@@ -70,17 +70,13 @@ static double node_cost(const tfc_graph *g, const xnode *xn) {
     return c;
 }
 
-bool tfc_executor_prepare(tfc_exec *x, tfc_status *st) {
+bool tfc_executor_prepare(tfc_exec *x, const int *pos, tfc_status *st) {
     const tfc_graph *g = x->og.g;
     const int n = x->n_nodes;
-    int *pos = tfc_malloc((size_t)g->n_nodes * sizeof *pos + 1);
     double *path = tfc_calloc((size_t)n + 1, sizeof *path);
     int64_t n_edges = 0;
-    if (!pos || !path) goto oom;
-    for (int k = 0; k < n; k++) {
-        pos[x->nodes[k].n->id] = k;
-        n_edges += x->nodes[k].n->n_in + x->nodes[k].n->n_ctrl;
-    }
+    if (!path) goto oom;
+    for (int k = 0; k < n; k++) n_edges += x->nodes[k].n->n_in + x->nodes[k].n->n_ctrl;
     x->succ = tfc_malloc((size_t)n_edges * sizeof *x->succ + 1);
     x->uses = tfc_calloc((size_t)x->n_slots + 1, sizeof *x->uses);
     if (!x->succ || !x->uses) goto oom;
@@ -129,11 +125,9 @@ bool tfc_executor_prepare(tfc_exec *x, tfc_status *st) {
         if (path[k] > longest) longest = path[k];
     }
     x->parallel = total >= PAR_GAIN * longest && total - longest >= MIN_SPARE;
-    tfc_free(pos);
     tfc_free(path);
     return true;
 oom:
-    tfc_free(pos);
     tfc_free(path);
     return tfc_status_oom(st, "graph executor", 0);
 }
@@ -276,15 +270,14 @@ bool tfc_executor_run_parallel(tfc_ctx *ctx, const tfc_exec *x, tfc_tensor *cons
                                tfc_status *st) {
     const int n = x->n_nodes;
     prun r = {.ctx = ctx, .x = x, .in = in, .vals = vals, .st = st};
-    r.pending = tfc_malloc((size_t)n * sizeof *r.pending + 1);
-    r.remaining = tfc_malloc((size_t)x->n_slots * sizeof *r.remaining + 1);
-    r.queue = tfc_malloc((size_t)n * sizeof *r.queue + 1);
-    r.mainq = tfc_malloc((size_t)n * sizeof *r.mainq + 1);
-    bool ok = r.pending && r.remaining && r.queue && r.mainq;
-    if (!ok) {
-        tfc_status_oom(st, "graph run", 0);
-        goto done;
-    }
+    /* one block per run for the counts and both queues (all int-sized: no padding between them) */
+    _Static_assert(sizeof(_Atomic int) == sizeof(int) && _Alignof(_Atomic int) == _Alignof(int), "int counters");
+    void *block = tfc_malloc(((size_t)3 * (size_t)n + (size_t)x->n_slots) * sizeof(int) + 1);
+    if (!block) return tfc_status_oom(st, "graph run", 0);
+    r.pending = block;
+    r.remaining = r.pending + n;
+    r.queue = (int *)(r.remaining + x->n_slots);
+    r.mainq = r.queue + n;
     atomic_init(&r.done, 0);
     atomic_init(&r.failed, false);
     for (int s = 0; s < x->n_slots; s++) atomic_init(&r.remaining[s], x->uses[s]);
@@ -303,14 +296,10 @@ bool tfc_executor_run_parallel(tfc_ctx *ctx, const tfc_exec *x, tfc_tensor *cons
     tl_run = NULL;
     pthread_cond_destroy(&r.cv);
     pthread_mutex_destroy(&r.mu);
-    ok = !atomic_load(&r.failed);
+    bool ok = !atomic_load(&r.failed);
     if (ok && atomic_load(&r.done) != n) /* cannot happen for a valid plan; never return half a run */
         ok = tfc_status_set(st, TFC_INTERNAL, "function '%s': parallel run stopped after %d of %d nodes",
                             x->fn->name, atomic_load(&r.done), n);
-done:
-    tfc_free(r.pending);
-    tfc_free(r.remaining);
-    tfc_free(r.queue);
-    tfc_free(r.mainq);
+    tfc_free(block);
     return ok;
 }

@@ -35,13 +35,6 @@ static bool listed(const char *const *list, const char *op) {
     return false;
 }
 
-static bool same_shape(const tfc_shape *a, const tfc_shape *b) {
-    if (a->rank != b->rank) return false;
-    for (int i = 0; i < a->rank; i++)
-        if (a->dims[i] != b->dims[i]) return false;
-    return true;
-}
-
 /* Bytes of a value, or -1 when only the run knows (unknown dims, strings, resources, variants). */
 static int64_t value_bytes(tfc_dtype dt, const tfc_shape *s) {
     if (dt == TFC_STRING || dt == TFC_RESOURCE || !tfc_shape_is_fully_defined(s)) return -1;
@@ -64,27 +57,11 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
     const int n = x->n_nodes;
     int *buf_of = tfc_malloc((size_t)x->n_slots * sizeof *buf_of + 1);   /* slot -> buffer (-1: none) */
     pbuf *bufs = tfc_malloc((size_t)x->n_slots * sizeof *bufs + 1);
-    int *dying = tfc_malloc((size_t)x->n_slots * sizeof *dying + 1);     /* slots by death position */
-    int *die_off = tfc_calloc((size_t)n + 2, sizeof *die_off);
-    if (!buf_of || !bufs || !dying || !die_off) {
-        tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
+    if (!buf_of || !bufs) {
+        tfc_free(buf_of), tfc_free(bufs);
         return tfc_status_oom(st, "memory planner", 0);
     }
-    for (int s = 0; s < x->n_slots; s++) {
-        buf_of[s] = -1;
-        if (x->last_use[s] < n) die_off[x->last_use[s] + 1]++;
-    }
-    for (int k = 0; k < n; k++) die_off[k + 1] += die_off[k];
-    {
-        int *fill = tfc_calloc((size_t)n + 1, sizeof *fill);
-        if (!fill) {
-            tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
-            return tfc_status_oom(st, "memory planner", 0);
-        }
-        for (int s = 0; s < x->n_slots; s++)
-            if (x->last_use[s] < n) dying[die_off[x->last_use[s]] + fill[x->last_use[s]]++] = s;
-        tfc_free(fill);
-    }
+    for (int s = 0; s < x->n_slots; s++) buf_of[s] = -1;
     tfc_memory_plan m = {0};
     int n_bufs = 0;
     int64_t live = 0;
@@ -115,7 +92,7 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
                     for (int j = 0; j < d->n_in; j++) reads += x->in_slots[xn->in_off + j] == is;
                     if (b >= 0 && x->last_use[is] == k && reads == 1 && bufs[b].live == 1 &&
                         p->out_dtypes[d->in[i].index] == d->out_dtypes[0] &&
-                        same_shape(&p->out_shapes[d->in[i].index], &d->out_shapes[0])) {
+                        tfc_shape_equal(&p->out_shapes[d->in[i].index], &d->out_shapes[0])) {
                         xn->inplace_in = (int8_t)i;
                         buf_of[s] = b;
                         bufs[b].live++;
@@ -138,13 +115,13 @@ bool tfc_planner_plan(tfc_exec *x, tfc_status *st) {
             live += bufs[best].size;
         }
         if (live > m.peak_bytes) m.peak_bytes = live;
-        for (int j = die_off[k]; j < die_off[k + 1]; j++) {
-            const int b = buf_of[dying[j]];
+        for (int r = 0; r < xn->n_rel; r++) { /* the values whose last reader this node is */
+            const int b = buf_of[x->rel_slots[xn->rel_off + r]];
             if (b >= 0 && --bufs[b].live == 0) live -= bufs[b].size;
         }
     }
     m.n_buffers = n_bufs;
     x->mem = m;
-    tfc_free(buf_of), tfc_free(bufs), tfc_free(dying), tfc_free(die_off);
+    tfc_free(buf_of), tfc_free(bufs);
     return true;
 }
