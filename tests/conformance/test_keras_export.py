@@ -21,11 +21,13 @@ L = tf_keras.layers
 
 
 def cnn(rng):
+    # Conv2D directly followed by MaxPooling2D: the pair tfc runs fused in inference, which the export must
+    # write as TensorFlow's own ops
     h, c = int(rng.integers(8, 13)), int(rng.integers(1, 4))
     return tf_keras.Sequential([
         L.Conv2D(int(rng.integers(2, 6)), 3, activation="relu", padding="same", input_shape=(h, h, c)),
-        L.BatchNormalization(),
         L.MaxPooling2D(),
+        L.BatchNormalization(),
         L.Dropout(0.4),
         L.Conv2D(int(rng.integers(2, 6)), 3, activation="relu"),
         L.AveragePooling2D(),
