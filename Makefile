@@ -55,7 +55,7 @@ venv: deps
 	@[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	@$(PY) -c "import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in '$(PY_MODULES)'.split()))" || \
 	  { $(PY) -m pip install -q --upgrade pip && \
-	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q pytest numpy tensorflow tf-keras tensorboard xprof perfetto requests tensorflow-serving-api; }; }
+	    { $(PY) -m pip install -q $(PY_PACKAGES) || $(PY) -m pip install -q $(subst tensorflow-cpu,tensorflow,$(PY_PACKAGES)); }; }
 
 build: deps
 	cmake -S . -B $(REL) -DCMAKE_BUILD_TYPE=Release >/dev/null

@@ -62,8 +62,9 @@ typedef struct tfc_model_impl {
     /* compile's steps_per_execution (>= 1) and the traced train/test/predict functions (training_function.c) */
     int steps_per_execution;
     struct tfc_model_fns *fns;
-    /* model.export is tracing the call: only TensorFlow's ops, so that TensorFlow runs the SavedModel (no
-     * _Tfc fusions such as Conv2D + MaxPooling2D as one op) */
+    /* model.export is tracing the call (set on the exported model and every model nested in it): only
+     * TensorFlow's ops, so that TensorFlow runs the SavedModel (no _Tfc fusions such as Conv2D + MaxPooling2D
+     * as one op) */
     bool tf_ops_only;
     /* fit in progress (NULL otherwise): callbacks reach it through the model */
     tfc_fit_state *fit;

@@ -33,6 +33,13 @@ static int serve(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **out
     return tfc_model_forward(j->m, x, n_in, out, j->n_out, false, st) ? j->n_out : -1;
 }
 
+/* tf_ops_only on l when it is a model and on every model nested in its layers (a Sequential inside a functional
+ * model runs its own plan, so it decides its own fusions). */
+static void set_tf_ops_only(tfc_layer *l, bool on) {
+    if (l->is_model) TFC_IMPL((tfc_model *)l)->tf_ops_only = on;
+    for (int i = 0; i < l->n_sublayers; i++) set_tf_ops_only(l->sublayers[i], on);
+}
+
 bool tfc_model_export(tfc_model *m, const char *export_dir, tfc_status *st) {
     if (!m || !export_dir || !export_dir[0])
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "model.export: needs a model and a directory");
@@ -77,9 +84,9 @@ bool tfc_model_export(tfc_model *m, const char *export_dir, tfc_status *st) {
     tfc_function_opts fo = {.name = "serve", .input_signature = specs, .n_input_signature = j.n_in,
                             .input_names = j.keys};
     tfc_function *f = tfc_function_new(m->ctx, serve, &j, &fo, st);
-    impl->tf_ops_only = true;
+    set_tf_ops_only(&m->base, true);
     tfc_concrete_function *cf = f ? tfc_function_get_concrete_function(f, NULL, 0, st) : NULL;
-    impl->tf_ops_only = false;
+    set_tf_ops_only(&m->base, false);
     tfc_saved_model_signature_spec sig = {.key = TFC_SAVED_MODEL_DEFAULT_SIGNATURE, .function = cf,
                                           .input_keys = j.keys, .output_keys = out_keys};
     bool ok = cf && tfc_saved_model_save(m->ctx, export_dir, &sig, 1, st);

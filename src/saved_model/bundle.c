@@ -382,6 +382,18 @@ static size_t slice_key(uint8_t *o, size_t cap, const char *name, const Tensorfl
     return n;
 }
 
+/* The slice entry of the index table's entry table_index, or NULL (slices are in table order). */
+static const tfc_bundle_entry *slice_at(const tfc_bundle_reader *r, size_t table_index) {
+    size_t lo = 0, hi = r->n_slices;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->slices[mid].table_index == table_index) return &r->slices[mid];
+        if (r->slices[mid].table_index < table_index) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
 /* A partitioned variable: the full entry lists its slices; each slice's values sit under its own key. */
 static tfc_tensor *read_sliced(tfc_bundle_reader *r, const tfc_bundle_entry *e, tfc_status *st) {
     const tfc_table_entry *te = &r->table.entries[e->table_index];
@@ -427,9 +439,7 @@ static tfc_tensor *read_sliced(tfc_bundle_reader *r, const tfc_bundle_entry *e, 
         if (!ok) break;
         size_t kl = slice_key(key, cap, e->key, sp);
         const tfc_table_entry *ste = kl ? tfc_table_find(&r->table, (const char *)key, kl) : NULL;
-        const tfc_bundle_entry *se = NULL;
-        for (size_t i = 0; ste && i < r->n_slices; i++)
-            if (&r->table.entries[r->slices[i].table_index] == ste) se = &r->slices[i];
+        const tfc_bundle_entry *se = ste ? slice_at(r, (size_t)(ste - r->table.entries)) : NULL;
         if (!se) {
             ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s: slice %zu is missing from the checkpoint", what, s);
             break;

@@ -10,6 +10,7 @@
 #include "graph/exec.h"
 #include "graph/graphdef_io.h"
 #include "graph/trace.h"
+#include "proto/get_model_metadata.pb-c.h"
 #include "proto/graphdef_internal.h"
 #include "saved_model/sm_internal.h"
 
@@ -241,27 +242,32 @@ bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *co
     return ok;
 }
 
-/* SignatureDefMap { map<string, SignatureDef> signature_def = 1; }: each map entry is the same message as
- * MetaGraphDef's signature_def entry, written under field number 1. */
+/* tensorflow.serving.SignatureDefMap (proto/get_model_metadata.proto) over the MetaGraphDef's own entries. */
 void *tfc_saved_model_signature_def_map(const tfc_saved_model *m, size_t *len, tfc_status *st) {
-    size_t total = 0;
+    const size_t n = m ? m->mg->n_signature_def : 0;
+    Tensorflow__Serving__SignatureDefMap map = TENSORFLOW__SERVING__SIGNATURE_DEF_MAP__INIT;
+    Tensorflow__Serving__SignatureDefMap__SignatureDefEntry *ents = tfc_calloc(n + 1, sizeof *ents);
+    Tensorflow__Serving__SignatureDefMap__SignatureDefEntry **ptrs = tfc_calloc(n + 1, sizeof *ptrs);
+    uint8_t *buf = NULL;
     *len = 0;
-    for (size_t i = 0; m && i < m->mg->n_signature_def; i++)
-        total += 11 + protobuf_c_message_get_packed_size(&m->mg->signature_def[i]->base);
-    uint8_t *buf = tfc_malloc(total + 1), *p = buf;
+    if (ents && ptrs) {
+        for (size_t i = 0; i < n; i++) {
+            tensorflow__serving__signature_def_map__signature_def_entry__init(&ents[i]);
+            ents[i].key = m->mg->signature_def[i]->key;
+            ents[i].value = m->mg->signature_def[i]->value;
+            ptrs[i] = &ents[i];
+        }
+        map.n_signature_def = n, map.signature_def = ptrs;
+        *len = tensorflow__serving__signature_def_map__get_packed_size(&map);
+        if ((buf = tfc_malloc(*len + 1))) tensorflow__serving__signature_def_map__pack(&map, buf);
+    }
+    tfc_free(ents);
+    tfc_free(ptrs);
     if (!buf) {
-        tfc_status_oom(st, "SignatureDefMap", total);
+        tfc_status_oom(st, "SignatureDefMap", *len);
+        *len = 0;
         return NULL;
     }
-    for (size_t i = 0; m && i < m->mg->n_signature_def; i++) {
-        const ProtobufCMessage *e = &m->mg->signature_def[i]->base;
-        size_t n = protobuf_c_message_get_packed_size(e);
-        *p++ = 0x0a; /* field 1, length-delimited */
-        for (; n >= 0x80; n >>= 7) *p++ = (uint8_t)(n | 0x80);
-        *p++ = (uint8_t)n;
-        p += protobuf_c_message_pack(e, p);
-    }
-    *len = (size_t)(p - buf);
     tfc_status_clear(st);
     return buf;
 }

@@ -21,11 +21,13 @@ L = tf_keras.layers
 
 
 def cnn(rng):
+    # Conv2D directly followed by MaxPooling2D: the pair tfc runs fused in inference, which the export must
+    # write as TensorFlow's own ops
     h, c = int(rng.integers(8, 13)), int(rng.integers(1, 4))
     return tf_keras.Sequential([
         L.Conv2D(int(rng.integers(2, 6)), 3, activation="relu", padding="same", input_shape=(h, h, c)),
-        L.BatchNormalization(),
         L.MaxPooling2D(),
+        L.BatchNormalization(),
         L.Dropout(0.4),
         L.Conv2D(int(rng.integers(2, 6)), 3, activation="relu"),
         L.AveragePooling2D(),
@@ -47,7 +49,16 @@ def functional(rng):
     return tf_keras.Model([image, meta], [L.Dense(3, name="score")(z), L.Dense(1, activation="sigmoid", name="prob")(z)])
 
 
-MODELS = {"sequential_cnn": cnn, "functional_two_heads": functional}
+def nested(rng):
+    # a Sequential inside a functional model runs its own layers: its Conv2D + MaxPooling2D must not fuse either
+    h = int(rng.integers(6, 11))
+    inner = tf_keras.Sequential([L.Conv2D(int(rng.integers(2, 6)), 3, activation="relu", input_shape=(h, h, 1)),
+                                 L.MaxPooling2D()], name="features")
+    image = tf_keras.Input((h, h, 1), name="img")
+    return tf_keras.Model(image, L.Dense(int(rng.integers(2, 6)))(L.Flatten()(inner(image))))
+
+
+MODELS = {"sequential_cnn": cnn, "functional_two_heads": functional, "nested_sequential": nested}
 
 
 def randomize(model, rng):

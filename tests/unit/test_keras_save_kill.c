@@ -1,7 +1,7 @@
 /* Durability of Keras saves: a child process saves one model in a loop to "m.keras", "m.h5", "w.weights.h5" and a
  * SavedModel folder "sm/1" (model.export), save k with every weight equal to k (each child numbering its saves
  * above the previous child's); the parent kills it with SIGKILL
- * at a random moment (start-up, inside a save, between saves) and then every file must still load
+ * at a random moment after its set-up (inside a save, between saves) and then every file must still load
  * (load_model / load_weights / tfc_saved_model_load) with uniform weights: the previous complete save, never a
  * half-written one, and no temporary left where a file belongs. */
 #define _POSIX_C_SOURCE 200809L
@@ -57,11 +57,14 @@ static bool save_all(tfc_model *m, tfc_status *st) {
            tfc_model_save_weights(m, path("w.weights.h5"), st) && tfc_model_export(m, path("sm/1"), st);
 }
 
-static int child(float first) {
+/* The child writes one byte to ready_fd once it is set up, so that the parent's random delay counts from there
+ * and not from a start-up that a loaded machine (or a sanitizer build) makes slow. */
+static int child(float first, int ready_fd) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
     if (!ctx) return 2;
     tfc_model *m = model_new(ctx);
+    if (write(ready_fd, "r", 1) != 1) return 5;
     for (float k = first;; k++) {
         set_all(m, k);
         if (!save_all(m, &st)) {
@@ -138,8 +141,8 @@ static void check_files(tfc_ctx *ctx) {
 }
 
 int main(int argc, char **argv) {
-    snprintf(dir, sizeof dir, "%s", argc == 4 && !strcmp(argv[1], "child") ? argv[2] : "/tmp/tfc_keras_kill_XXXXXX");
-    if (argc == 4) return child((float)atoi(argv[3]));
+    snprintf(dir, sizeof dir, "%s", argc == 5 && !strcmp(argv[1], "child") ? argv[2] : "/tmp/tfc_keras_kill_XXXXXX");
+    if (argc == 5) return child((float)atoi(argv[3]), atoi(argv[4]));
     REQUIRE(mkdtemp(dir));
     tfc_status st = TFC_STATUS_INIT;
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
@@ -154,16 +157,24 @@ int main(int argc, char **argv) {
     exe[n] = 0;
     srand((unsigned)time(NULL) ^ (unsigned)getpid());
     for (int round = 0; round < 10; round++) {
+        int fds[2];
+        REQUIRE(pipe(fds) == 0);
         pid_t pid = fork();
         REQUIRE(pid >= 0);
         if (pid == 0) {
-            char first[16];
+            char first[16], fd_arg[16];
             snprintf(first, sizeof first, "%d", 1000 * (round + 1));
-            execl(exe, exe, "child", dir, first, (char *)NULL);
+            snprintf(fd_arg, sizeof fd_arg, "%d", fds[1]);
+            close(fds[0]);
+            execl(exe, exe, "child", dir, first, fd_arg, (char *)NULL);
             _exit(127);
         }
-        /* up to 0.3 s in the first round, up to 3 s in the last: some kills land inside a child's first saves
-         * even where start-up is slow (sanitizer builds on a busy machine) */
+        close(fds[1]);
+        char ready;
+        CHECK(read(fds[0], &ready, 1) == 1); /* set up (or exited: then read returns 0 and the wait below says so) */
+        close(fds[0]);
+        /* after set-up, up to 0.3 s in the first round, up to 3 s in the last: kills inside a first save and
+         * between later saves, where one save of the four files is slow (sanitizer builds on a busy machine) */
         long ms = rand() % (300 * (round + 1));
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
