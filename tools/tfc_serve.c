@@ -11,13 +11,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "serving/grpc_server.h"
-#include "serving/servable.h"
 #include "tfc/serving.h"
 #include "tfc_tools.h"
-
-/* How long in-flight gRPC calls may run after SIGTERM before they are cancelled. */
-#define GRPC_GRACE_SECONDS 30.0
 
 void tfc_tool_serve_usage(FILE *f) {
     fprintf(f, "  serve --model_name=NAME --model_base_path=DIR | --model_config_file=FILE\n"
@@ -61,7 +56,7 @@ static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
 }
 
 int tfc_tool_serve(int argc, char **argv) {
-    tfc_tool_serve_flags fl = {.port = 8500, .opts = {.rest_api_port = 8501, .file_system_poll_wait_seconds = 1}};
+    tfc_tool_serve_flags fl = {.opts = {.port = 8500, .rest_api_port = 8501, .file_system_poll_wait_seconds = 1}};
     for (int i = 0; i < argc; i++) {
         bool missing = false;
         const char *v;
@@ -87,7 +82,7 @@ int tfc_tool_serve(int argc, char **argv) {
         STR_FLAG("monitoring_config_file", monitoring_config_file)
         STR_FLAG("rest_api_host", rest_api_host)
         STR_FLAG("batching_parameters_file", batching_parameters_file)
-        INT_FLAG("port", 0, 65535, fl.port = (int)x)
+        INT_FLAG("port", 0, 65535, fl.opts.port = (int)x; fl.opts.grpc_any_port = x == 0)
         INT_FLAG("rest_api_port", 0, 65535, fl.opts.rest_api_port = (int)x; fl.opts.rest_api_any_port = false)
         INT_FLAG("rest_api_num_threads", 1, 4096, fl.opts.rest_api_num_threads = (int)x)
         INT_FLAG("rest_api_timeout_in_ms", 1, INT64_C(1) << 40, fl.opts.rest_api_timeout_in_ms = x)
@@ -138,16 +133,7 @@ int tfc_tool_serve(int argc, char **argv) {
         fprintf(stderr, "tfc serve: %s: %s\n", tfc_code_name(st.code), st.msg);
         return 1;
     }
-    fl.server = s;
-    /* gRPC (--port) answers from the same model manager as REST */
-    tfc_grpc_server *grpc = tfc_grpc_server_start(
-        tfc_srv_server_manager(s), &(tfc_grpc_opts){.port = fl.port, .max_message_bytes = fl.opts.max_request_bytes}, &st);
-    if (!grpc) {
-        fprintf(stderr, "tfc serve: %s: %s\n", tfc_code_name(st.code), st.msg);
-        tfc_model_server_stop(s);
-        return 1;
-    }
-    fprintf(stderr, "tfc serve: running gRPC ModelServer at 0.0.0.0:%d\n", tfc_grpc_server_port(grpc));
+    fprintf(stderr, "tfc serve: running gRPC ModelServer at 0.0.0.0:%d\n", tfc_model_server_grpc_port(s));
     if (tfc_model_server_rest_port(s) >= 0)
         fprintf(stderr, "tfc serve: exporting HTTP/REST API at %s:%d\n",
                 fl.opts.rest_api_host ? fl.opts.rest_api_host : "0.0.0.0", tfc_model_server_rest_port(s));
@@ -155,7 +141,6 @@ int tfc_tool_serve(int argc, char **argv) {
     unsigned char sig = 0;
     while (read(stop_pipe[0], &sig, 1) < 0 && errno == EINTR) {}
     fprintf(stderr, "tfc serve: signal %d, shutting down\n", sig);
-    tfc_grpc_server_stop(grpc, GRPC_GRACE_SECONDS);
     tfc_model_server_stop(s);
     return 0;
 }

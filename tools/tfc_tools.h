@@ -50,13 +50,9 @@ int tfc_tool_ps(const char *job, int argc, char **argv);
 /* `tfc serve ...` (tfc_serve.c): tensorflow_model_server's flags. */
 int tfc_tool_serve(int argc, char **argv);
 void tfc_tool_serve_usage(FILE *f);
-/* The parsed `tfc serve` command line: the REST server's options and --port, the gRPC port, for a gRPC front
- * end to listen on next to the REST one (server is set once it runs; its model manager is
- * tfc_srv_server_manager(server)). */
+/* The parsed `tfc serve` command line: the model server's options. */
 typedef struct tfc_tool_serve_flags {
     tfc_model_server_opts opts;
-    int port; /* --port (default 8500) */
-    tfc_model_server *server;
 } tfc_tool_serve_flags;
 void tfc_tool_ps_usage(FILE *f);
 

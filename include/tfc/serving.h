@@ -1,7 +1,8 @@
 /* tfc — a TensorFlow Serving compatible model server (tensorflow_model_server) to embed: it serves SavedModel
  * versions (<model_base_path>/<version>/) over TensorFlow Serving's REST API (GET /v1/models/NAME[/versions/N |
- * /labels/L][/metadata], POST ...:predict | :classify | :regress; specs/serving_rest.md), picks up new versions
- * while serving, and stops gracefully. `tfc serve` is this API behind tensorflow_model_server's flags. */
+ * /labels/L][/metadata], POST ...:predict | :classify | :regress; specs/serving_rest.md) and its gRPC API
+ * (PredictionService Predict / Classify / Regress / GetModelMetadata, ModelService GetModelStatus), from one set
+ * of loaded models; picks up new versions while serving, and stops gracefully. `tfc serve` is this API behind tensorflow_model_server's flags. */
 #ifndef TFC_SERVING_H
 #define TFC_SERVING_H
 
@@ -18,7 +19,9 @@ typedef struct tfc_model_server_opts {
     const char *model_name;        /* --model_name (default "default"), with model_base_path */
     const char *model_base_path;   /* --model_base_path: one model, latest version */
     const char *model_config_file; /* --model_config_file: a ModelServerConfig text proto (instead of the two above) */
-    int port;                      /* --port, the gRPC port (default 8500); kept for a gRPC front end, not opened here */
+    int port;                      /* --port, the gRPC port (default 8500); -1: no gRPC listener; 0 is not "any
+                                    * port", use grpc_any_port */
+    bool grpc_any_port;            /* bind an ephemeral gRPC port (tfc_model_server_grpc_port tells which) */
     int rest_api_port;             /* --rest_api_port (default 8501); -1: no REST listener; 0 is not "any port",
                                     * use rest_api_any_port */
     bool rest_api_any_port;        /* bind an ephemeral port (tfc_model_server_rest_port tells which) */
@@ -36,16 +39,19 @@ typedef struct tfc_model_server_opts {
 } tfc_model_server_opts;
 
 /* Loads the models (every policy-wanted version; a version that fails to load is reported in its status and does
- * not fail the start) and starts the REST listener and the file system poller. Errors:
+ * not fail the start) and starts the REST and gRPC listeners and the file system poller. Errors:
  *   INVALID_ARGUMENT  no model given, both a config file and a base path, a malformed config file or monitoring
  *                     config (naming line and column), bad numbers
  *   NOT_FOUND         the config file is missing
- *   UNAVAILABLE       the REST port cannot be bound (in use, no permission)
+ *   UNAVAILABLE       the REST or gRPC port cannot be bound (in use, no permission)
  * Caller owns the server (tfc_model_server_stop). */
 TFC_API tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_status *st);
 /* The bound REST port (the asked one, or the ephemeral one with rest_api_any_port); -1 when none. */
 TFC_API int tfc_model_server_rest_port(const tfc_model_server *s);
-/* Graceful stop: stops accepting connections, lets in-flight requests finish, unloads the models and frees s.
+/* The bound gRPC port (the asked one, or the ephemeral one with grpc_any_port); -1 when none. */
+TFC_API int tfc_model_server_grpc_port(const tfc_model_server *s);
+/* Graceful stop: stops accepting connections (gRPC first, whose in-flight calls get 30 s before they are
+ * cancelled, then REST), lets in-flight requests finish, unloads the models and frees s.
  * NULL-safe. */
 TFC_API void tfc_model_server_stop(tfc_model_server *s);
 

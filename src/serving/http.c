@@ -13,17 +13,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "serving/grpc_server.h"
 #include "serving/metrics.h"
 #include "serving/rest.h"
 #include "tfc/platform.h"
 #include "tfc/serving.h"
 
 #define DEFAULT_MAX_REQUEST (64u << 20)
+/* How long in-flight gRPC calls may run after a stop begins before they are cancelled. */
+#define GRPC_GRACE_SECONDS 30.0
 
 struct tfc_model_server {
     tfc_srv_manager *mgr;
     struct MHD_Daemon *d;
     int rest_port;
+    tfc_grpc_server *grpc; /* the gRPC front end on the same manager (grpc_server.h); NULL with port -1 */
     size_t max_request;
     srv_metrics *metrics;
     char *metrics_path;
@@ -201,10 +205,11 @@ static bool load_config(const tfc_model_server_opts *o, tfc_srv_config *cfg, tfc
 tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_status *st) {
     tfc_model_server_opts o = opts ? *opts : (tfc_model_server_opts){0};
     const int cores = tfc_num_cores() > 0 ? tfc_num_cores() : 1;
-    if (o.rest_api_num_threads < 0 || o.rest_api_timeout_in_ms < 0 || o.rest_api_port < -1 || o.rest_api_port > 65535)
+    if (o.rest_api_num_threads < 0 || o.rest_api_timeout_in_ms < 0 || o.rest_api_port < -1 || o.rest_api_port > 65535 ||
+        o.port < -1 || o.port > 65535)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "serve: bad option (rest_api_num_threads %d, "
-                              "rest_api_timeout_in_ms %lld, rest_api_port %d)", o.rest_api_num_threads,
-                              (long long)o.rest_api_timeout_in_ms, o.rest_api_port), NULL;
+                              "rest_api_timeout_in_ms %lld, rest_api_port %d, port %d)", o.rest_api_num_threads,
+                              (long long)o.rest_api_timeout_in_ms, o.rest_api_port, o.port), NULL;
     tfc_model_server *s = tfc_calloc(1, sizeof *s);
     if (!s) return tfc_status_oom(st, "server", sizeof *s), NULL;
     pthread_mutex_init(&s->mu, NULL);
@@ -271,6 +276,10 @@ tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_
         const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
         s->rest_port = info ? info->port : port;
     }
+    if (o.port >= 0 || o.grpc_any_port) {
+        tfc_grpc_opts g = {.port = o.grpc_any_port ? 0 : o.port ? o.port : 8500, .max_message_bytes = s->max_request};
+        if (!(s->grpc = tfc_grpc_server_start(s->mgr, &g, st))) goto fail;
+    }
     tfc_status_clear(st);
     return s;
 fail:
@@ -280,9 +289,11 @@ fail:
 }
 
 int tfc_model_server_rest_port(const tfc_model_server *s) { return s ? s->rest_port : -1; }
+int tfc_model_server_grpc_port(const tfc_model_server *s) { return s && s->grpc ? tfc_grpc_server_port(s->grpc) : -1; }
 
 void tfc_model_server_stop(tfc_model_server *s) {
     if (!s) return;
+    tfc_grpc_server_stop(s->grpc, GRPC_GRACE_SECONDS);
     if (s->d) {
         /* stop accepting, then let the requests already read finish (bounded: a stuck client cannot hold the
          * shutdown past the connection timeout, after which libmicrohttpd closes it) */
@@ -304,4 +315,3 @@ void tfc_model_server_stop(tfc_model_server *s) {
     tfc_free(s);
 }
 
-tfc_srv_manager *tfc_srv_server_manager(tfc_model_server *s) { return s ? s->mgr : NULL; }

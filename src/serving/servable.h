@@ -140,10 +140,6 @@ void tfc_srv_release(tfc_srv_version *v); /* NULL-safe */
 const char *tfc_srv_version_model(const tfc_srv_version *v); /* the model's name (borrowed from v) */
 int64_t tfc_srv_version_number(const tfc_srv_version *v);
 
-/* The model manager of a server started with tfc_model_server_start (include/tfc/serving.h), for front ends that
- * share it (a gRPC listener next to the REST one). Borrowed; valid until tfc_model_server_stop. */
-tfc_srv_manager *tfc_srv_server_manager(tfc_model_server *s);
-
 /* ---- status (get_model_status.proto) -------------------------------------------------------------------- */
 
 /* ModelVersionStatus.State (numbers as the proto's). */
