@@ -70,7 +70,7 @@ static void tag_list(const Tensorflow__MetaGraphDef *mg, bool sorted, char *buf,
 }
 
 static void print_tensor_info(const Tensorflow__TensorInfo *ti, const char *ind) {
-    printf("%s      dtype: %s\n", ind, tfc_sm_dtype_enum_name(ti->dtype));
+    printf("%s      dtype: %s\n", ind, tfc_pb_dtype_enum_name(ti->dtype));
     printf("%s      shape: ", ind);
     if (ti->tensor_shape && ti->tensor_shape->unknown_rank) {
         printf("unknown_rank\n");

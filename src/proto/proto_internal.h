@@ -41,6 +41,9 @@ bool tfc_pb_pack(const ProtobufCMessage *msg, uint8_t **out, size_t *size, const
 /* TensorFlow's name of a DataType number ("DT_FLOAT" style names are not used: "float32", or "dtype 8"
  * written into buf for numbers tfc lacks). */
 const char *tfc_pb_dtype_str(int dt, char *buf, size_t size);
+/* The DataType enum's name of dt ("DT_FLOAT", "DT_HALF_REF", ...; "DT_INVALID" for numbers the enum lacks), from
+ * types.proto's descriptor. */
+const char *tfc_pb_dtype_enum_name(int dt);
 /* True when dt is a dtype tfc can hold in a tensor (not invalid, not resource). */
 bool tfc_pb_dtype_is_data(int dt);
 

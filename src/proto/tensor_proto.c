@@ -6,11 +6,17 @@
 
 #include "core/tensor_internal.h"
 #include "proto/proto_internal.h"
+#include "proto/types.pb-c.h"
 
 const char *tfc_pb_dtype_str(int dt, char *buf, size_t size) {
     if (tfc_pb_dtype_is_data(dt) || dt == TFC_RESOURCE) return tfc_dtype_name((tfc_dtype)dt);
     snprintf(buf, size, "dtype %d", dt);
     return buf;
+}
+
+const char *tfc_pb_dtype_enum_name(int dt) {
+    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(&tensorflow__data_type__descriptor, dt);
+    return e ? e->name : "DT_INVALID";
 }
 
 bool tfc_pb_dtype_is_data(int dt) {

@@ -21,8 +21,6 @@ Tensorflow__MetaGraphDef *tfc_sm_find_meta_graph(Tensorflow__SavedModel *sm, con
                                                  int n_tags, tfc_status *st);
 /* The SignatureDef `key` of mg, or NULL. */
 Tensorflow__SignatureDef *tfc_sm_signature_def(const Tensorflow__MetaGraphDef *mg, const char *key);
-/* TensorFlow's enum name of a DataType ("DT_FLOAT"), or "DT_INVALID" style text for numbers tfc does not name. */
-const char *tfc_sm_dtype_enum_name(int dt);
 /* Sorts map entries of a SignatureDef's inputs/outputs by key (TensorFlow's loaders and saved_model_cli order). */
 void tfc_sm_sort_tensor_infos(Tensorflow__SignatureDef__InputsEntry **e, size_t n);
 

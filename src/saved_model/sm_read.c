@@ -196,21 +196,6 @@ Tensorflow__SignatureDef *tfc_sm_signature_def(const Tensorflow__MetaGraphDef *m
     return NULL;
 }
 
-const char *tfc_sm_dtype_enum_name(int dt) {
-    static const char *const names[] = {
-        "DT_INVALID", "DT_FLOAT", "DT_DOUBLE", "DT_INT32", "DT_UINT8", "DT_INT16", "DT_INT8", "DT_STRING",
-        "DT_COMPLEX64", "DT_INT64", "DT_BOOL", "DT_QINT8", "DT_QUINT8", "DT_QINT32", "DT_BFLOAT16", "DT_QINT16",
-        "DT_QUINT16", "DT_UINT16", "DT_COMPLEX128", "DT_HALF", "DT_RESOURCE", "DT_VARIANT", "DT_UINT32", "DT_UINT64",
-    };
-    static const char *const refs[] = {
-        "DT_INVALID_REF", "DT_FLOAT_REF", "DT_DOUBLE_REF", "DT_INT32_REF", "DT_UINT8_REF", "DT_INT16_REF",
-        "DT_INT8_REF", "DT_STRING_REF", "DT_COMPLEX64_REF", "DT_INT64_REF", "DT_BOOL_REF",
-    };
-    if (dt >= 0 && (size_t)dt < sizeof names / sizeof names[0]) return names[dt];
-    if (dt >= 100 && (size_t)(dt - 100) < sizeof refs / sizeof refs[0]) return refs[dt - 100];
-    return "DT_INVALID";
-}
-
 static int cmp_entry(const void *a, const void *b) {
     return strcmp((*(Tensorflow__SignatureDef__InputsEntry *const *)a)->key,
                   (*(Tensorflow__SignatureDef__InputsEntry *const *)b)->key);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "proto/types.pb-c.h"
+#include "proto/proto_internal.h"
 
 #include "serving/serving_internal.h"
 #include "tfc/platform.h"
@@ -17,13 +17,8 @@ const void *tfc_srv_signature_def_map(const tfc_srv_version *v, size_t *len) {
     return v ? v->sigmap : NULL;
 }
 
-const char *tfc_srv_dtype_enum_name(int dt) {
-    const ProtobufCEnumValue *e = protobuf_c_enum_descriptor_get_value(&tensorflow__data_type__descriptor, dt);
-    return e ? e->name : "DT_INVALID";
-}
-
 const char *tfc_srv_dtype_string(int dt, char *buf, size_t size) {
-    const char *e = tfc_srv_dtype_enum_name(dt);
+    const char *e = tfc_pb_dtype_enum_name(dt);
     size_t i = 0;
     for (e += 3; *e && i + 1 < size; e++) buf[i++] = (char)tolower((unsigned char)*e);
     buf[i] = 0;

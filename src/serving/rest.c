@@ -9,6 +9,7 @@
 
 #include "proto/get_model_metadata.pb-c.h"
 #include "proto/meta_graph.pb-c.h"
+#include "proto/proto_internal.h"
 #include "serving/json_tensor.h"
 #include "tfc/example.h"
 #include "tfc/platform.h"
@@ -118,7 +119,7 @@ static bool handle_status(tfc_srv_manager *m, const request_path *rp, srv_rest_r
 }
 
 static void tensor_info_json(srv_buf *b, const Tensorflow__TensorInfo *ti) {
-    srv_buf_printf(b, "{\"dtype\": \"%s\", \"tensor_shape\": {\"dim\": [", tfc_srv_dtype_enum_name(ti->dtype));
+    srv_buf_printf(b, "{\"dtype\": \"%s\", \"tensor_shape\": {\"dim\": [", tfc_pb_dtype_enum_name(ti->dtype));
     const Tensorflow__TensorShapeProto *sh = ti->tensor_shape;
     for (size_t d = 0; sh && d < sh->n_dim; d++) {
         srv_buf_printf(b, "%s{\"size\": \"%lld\", \"name\": ", d ? ", " : "", (long long)sh->dim[d]->size);

@@ -169,9 +169,8 @@ const char *tfc_srv_state_name(tfc_srv_state s);
 int tfc_srv_model_status(tfc_srv_manager *m, const char *name, int64_t version, const char *label,
                          tfc_srv_version_status **out, tfc_status *st);
 
-/* DataType names: the enum's ("DT_FLOAT", "DT_INVALID" for unknown numbers) and TensorFlow's DataTypeString
- * ("float", "double", "int32", "string"; written into buf). */
-const char *tfc_srv_dtype_enum_name(int dt);
+/* TensorFlow's DataTypeString of dt ("float", "double", "int32", "string"; written into buf), from the enum name
+ * (tfc_pb_dtype_enum_name). */
 const char *tfc_srv_dtype_string(int dt, char *buf, size_t size);
 
 /* ---- calls on a loaded version -------------------------------------------------------------------------- */

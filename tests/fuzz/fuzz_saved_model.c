@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "proto/graphdef_internal.h"
+#include "proto/proto_internal.h"
 #include "saved_model/sm_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -24,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             Tensorflow__SignatureDef *sd = g->signature_def[i]->value;
             tfc_sm_sort_tensor_infos(sd->inputs, sd->n_inputs);
             for (size_t k = 0; k < sd->n_inputs; k++)
-                if (!tfc_sm_dtype_enum_name(sd->inputs[k]->value->dtype)) abort();
+                if (!tfc_pb_dtype_enum_name(sd->inputs[k]->value->dtype)) abort();
         }
         tfc_graphdef_opts opts = {.max_tensor_bytes = 1 << 20, .allow_unknown_ops = true};
         Tensorflow__GraphDef *gd_pb = g->graph_def;
