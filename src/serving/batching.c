@@ -13,7 +13,20 @@
 #include "tfc/platform.h"
 #include "tfc/shape.h"
 
-typedef struct item {
+typedef struct item item;
+
+/* A batch being filled or waiting for a thread: requests of one key in arrival order. It lives inside its first
+ * request's item (whose caller waits until the batch ran, so it outlives its time in the queue). */
+typedef struct batch {
+    item *first, *last;
+    int n;
+    int64_t rows;
+    double deadline; /* the first request's arrival + batch_timeout_micros */
+    bool closed;     /* full: no further request joins it */
+    struct batch *next;
+} batch;
+
+struct item {
     tfc_srv_version *v;
     const char *sig;
     tfc_tensor *const *in;
@@ -21,28 +34,24 @@ typedef struct item {
     tfc_tensor **out;
     int n_out;
     int64_t rows;
-    double enqueued;
-    bool done;
+    bool taken, done;  /* a batch thread took its batch; that batch ran */
+    batch *owner;      /* its batch while queued */
+    pthread_cond_t cv; /* the caller waits on it alone: a finished batch wakes exactly its own callers */
     tfc_status st;
-    struct item *next;
-} item;
+    item *next;
+    batch own; /* used when this request opens a batch */
+};
 
 struct srv_batcher {
     tfc_srv_batching_opts o;
     pthread_mutex_t mu;
-    pthread_cond_t work, finished;
-    item *head;
+    pthread_cond_t work; /* batch threads: a batch became ready or a new one opened (its deadline to wait for) */
+    batch *head, *tail;  /* in opening order, so the head's deadline is the earliest */
     int64_t queued_rows;
     bool stop;
     int n_threads;
     pthread_t *threads;
 };
-
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* Can a and b share a batch: same version, signature, dtypes and dims past the first? */
 static bool same_key(const item *a, const item *b) {
@@ -192,53 +201,57 @@ static void run_batch(srv_batcher *b, item **items, int n) {
     tfc_free(parts);
 }
 
+/* The first batch that may run now: closed (full), past its deadline, or anything when stopping. mu held. */
+static batch *ready_batch(srv_batcher *b, double now) {
+    for (batch *t = b->head; t; t = t->next)
+        if (t->closed || t->deadline <= now || b->stop) return t;
+    return NULL;
+}
+
+static void unlink_batch(srv_batcher *b, batch *t) {
+    batch **pp = &b->head, *prev = NULL;
+    while (*pp != t) prev = *pp, pp = &(*pp)->next;
+    *pp = t->next;
+    if (b->tail == t) b->tail = prev;
+    b->queued_rows -= t->rows;
+}
+
+/* A batch thread sleeps until a batch is ready: woken by the request that fills one or opens the first, or by
+ * its timer at the oldest open batch's deadline; it never polls. */
 static void *batch_thread(void *arg) {
     srv_batcher *b = arg;
-    item **batch = tfc_calloc((size_t)b->o.max_batch_size + 1, sizeof *batch);
+    item **items = tfc_calloc((size_t)b->o.max_batch_size + 1, sizeof *items);
     pthread_mutex_lock(&b->mu);
-    while (batch) {
-        while (!b->head && !b->stop) pthread_cond_wait(&b->work, &b->mu);
-        if (!b->head) break; /* stopping and nothing queued */
-        /* wait for the head's batch to fill, or its oldest request to time out */
-        item *head = b->head;
-        for (;;) {
-            int64_t rows = 0;
-            for (item *i = b->head; i; i = i->next)
-                if (same_key(i, head)) rows += i->rows;
-            double deadline = head->enqueued + (double)b->o.batch_timeout_micros * 1e-6;
-            if (rows >= b->o.max_batch_size || now_s() >= deadline || b->stop) break;
-            struct timespec t;
-            clock_gettime(CLOCK_REALTIME, &t);
-            double until = (double)t.tv_sec + (double)t.tv_nsec * 1e-9 + (deadline - now_s());
-            t.tv_sec = (time_t)until;
-            t.tv_nsec = (long)((until - (double)t.tv_sec) * 1e9);
-            pthread_cond_timedwait(&b->work, &b->mu, &t);
-            if (b->head != head) break; /* another thread took it */
-        }
-        if (b->head != head) continue;
-        /* take matching items in queue order up to max_batch_size rows */
-        int n = 0;
-        int64_t rows = 0;
-        for (item **pp = &b->head; *pp;) {
-            item *i = *pp;
-            if (same_key(i, head) && rows + i->rows <= b->o.max_batch_size) {
-                rows += i->rows;
-                batch[n++] = i;
-                *pp = i->next;
+    while (items) {
+        batch *t = ready_batch(b, srv_now());
+        if (!t) {
+            if (b->stop) break; /* stopping and nothing queued */
+            if (!b->head) {
+                pthread_cond_wait(&b->work, &b->mu);
             } else {
-                pp = &i->next;
+                struct timespec until;
+                const double d = b->head->deadline;
+                until.tv_sec = (time_t)d;
+                until.tv_nsec = (long)((d - (double)until.tv_sec) * 1e9);
+                if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+                pthread_cond_timedwait(&b->work, &b->mu, &until);
             }
+            continue;
         }
-        b->queued_rows -= rows;
-        if (b->head) pthread_cond_signal(&b->work);
+        unlink_batch(b, t);
+        int n = 0;
+        for (item *i = t->first; i; i = i->next) i->taken = true, items[n++] = i;
+        if (ready_batch(b, srv_now())) pthread_cond_signal(&b->work); /* another ready batch: an idle thread takes it */
         pthread_mutex_unlock(&b->mu);
-        run_batch(b, batch, n);
+        run_batch(b, items, n);
         pthread_mutex_lock(&b->mu);
-        for (int i = 0; i < n; i++) batch[i]->done = true;
-        pthread_cond_broadcast(&b->finished);
+        for (int i = 0; i < n; i++) {
+            items[i]->done = true;
+            pthread_cond_signal(&items[i]->cv);
+        }
     }
     pthread_mutex_unlock(&b->mu);
-    tfc_free(batch);
+    tfc_free(items);
     return NULL;
 }
 
@@ -250,8 +263,11 @@ srv_batcher *srv_batcher_new(const tfc_srv_batching_opts *o, tfc_status *st) {
     if (b->o.max_enqueued_batches <= 0) b->o.max_enqueued_batches = 10;
     if (b->o.num_batch_threads <= 0) b->o.num_batch_threads = tfc_num_cores() > 0 ? tfc_num_cores() : 1;
     pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->work, NULL);
-    pthread_cond_init(&b->finished, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are srv_now() values */
+    pthread_cond_init(&b->work, &ca);
+    pthread_condattr_destroy(&ca);
     if (!(b->threads = tfc_calloc((size_t)b->o.num_batch_threads, sizeof *b->threads))) {
         srv_batcher_free(b);
         return tfc_status_oom(st, "batcher", 64), NULL;
@@ -276,31 +292,107 @@ void srv_batcher_free(srv_batcher *b) {
     tfc_free(b->threads);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->work);
-    pthread_cond_destroy(&b->finished);
     tfc_free(b);
+}
+
+/* Adds it to the open batch of its key, or opens a batch (TensorFlow's shared batch scheduler: a task that does
+ * not fit the open batch closes it). Returns whether a batch thread must be woken: a batch was closed, or one
+ * opened (an idle thread then waits for its deadline). mu held. */
+static bool enqueue(srv_batcher *b, item *it, double now) {
+    batch *open = NULL;
+    for (batch *t = b->head; t && !open; t = t->next)
+        if (!t->closed && same_key(t->first, it)) open = t;
+    bool wake = false;
+    if (open && open->rows + it->rows > b->o.max_batch_size) {
+        open->closed = wake = true;
+        open = NULL;
+    }
+    if (!open) {
+        open = &it->own;
+        *open = (batch){.first = it, .last = it, .n = 1, .rows = it->rows,
+                        .deadline = now + (double)b->o.batch_timeout_micros * 1e-6};
+        if (b->tail) b->tail->next = open;
+        else b->head = open;
+        b->tail = open;
+        wake = true;
+    } else {
+        open->last->next = it;
+        open->last = it;
+        open->n++;
+        open->rows += it->rows;
+    }
+    it->owner = open;
+    if (open->rows >= b->o.max_batch_size) open->closed = wake = true;
+    b->queued_rows += it->rows;
+    return wake;
+}
+
+/* Takes a request whose deadline passed out of its queued batch. When it opened the batch, the batch moves into
+ * the next request's item (its own caller still waits). mu held. */
+static void withdraw(srv_batcher *b, item *it) {
+    batch *t = it->owner;
+    item **pp = &t->first, *prev = NULL;
+    while (*pp != it) prev = *pp, pp = &(*pp)->next;
+    *pp = it->next;
+    if (t->last == it) t->last = prev;
+    t->n--;
+    t->rows -= it->rows;
+    b->queued_rows -= it->rows;
+    batch **link = &b->head, *before = NULL;
+    while (*link != t) before = *link, link = &(*link)->next;
+    if (!t->n) {
+        *link = t->next;
+        if (b->tail == t) b->tail = before;
+        return;
+    }
+    if (t != &it->own) return;
+    batch *moved = &t->first->own;
+    *moved = *t;
+    *link = moved;
+    if (b->tail == t) b->tail = moved;
+    for (item *i = moved->first; i; i = i->next) i->owner = moved;
 }
 
 bool srv_batcher_run(srv_batcher *b, tfc_srv_version *v, const char *sig, tfc_tensor *const *in, int n_in,
                      tfc_tensor **out, int n_out, tfc_status *st) {
     item it = {.v = v, .sig = sig, .in = in, .n_in = n_in, .out = out, .n_out = n_out,
-               .rows = tfc_tensor_dim(in[0], 0), .enqueued = now_s()};
+               .rows = tfc_tensor_dim(in[0], 0)};
     for (int o = 0; o < n_out; o++) out[o] = NULL;
     if (it.rows > b->o.max_batch_size)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Task size %lld is larger than maximum batch size %lld",
                               (long long)it.rows, (long long)b->o.max_batch_size);
+    if (it.rows == 0) return srv_run_on_copy(v, sig, in, n_in, out, n_out, st); /* nothing to join */
     pthread_mutex_lock(&b->mu);
     if (b->stop || b->queued_rows + it.rows > b->o.max_enqueued_batches * b->o.max_batch_size) {
         pthread_mutex_unlock(&b->mu);
         return tfc_status_set(st, TFC_UNAVAILABLE, "The batch scheduling queue to which this task was submitted is "
                               "full");
     }
-    item **pp = &b->head;
-    while (*pp) pp = &(*pp)->next;
-    *pp = &it;
-    b->queued_rows += it.rows;
-    pthread_cond_signal(&b->work);
-    while (!it.done) pthread_cond_wait(&b->finished, &b->mu);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&it.cv, &ca);
+    pthread_condattr_destroy(&ca);
+    if (enqueue(b, &it, srv_now())) pthread_cond_signal(&b->work);
+    /* a deadline that passes while the request is queued withdraws it; once its batch runs it is waited for */
+    const double deadline = srv_deadline();
+    struct timespec until = {.tv_sec = (time_t)deadline};
+    until.tv_nsec = (long)((deadline - (double)until.tv_sec) * 1e9);
+    bool expired = false;
+    while (!it.done) {
+        if (!deadline || it.taken) {
+            pthread_cond_wait(&it.cv, &b->mu);
+        } else if (pthread_cond_timedwait(&it.cv, &b->mu, &until) == ETIMEDOUT && !it.taken) {
+            withdraw(b, &it);
+            expired = true;
+            break;
+        }
+    }
     pthread_mutex_unlock(&b->mu);
+    pthread_cond_destroy(&it.cv);
+    if (expired || (it.st.code == TFC_OK && deadline && srv_now() > deadline)) {
+        srv_deadline_exceeded(&it.st);
+    }
     if (it.st.code != TFC_OK) {
         for (int o = 0; o < n_out; o++) {
             tfc_tensor_unref(out[o]);

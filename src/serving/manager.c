@@ -87,7 +87,11 @@ static tfc_srv_version *version_load(tfc_srv_manager *m, srv_model *md, int64_t 
         return NULL;
     }
     pthread_mutex_init(&v->mu, NULL);
-    pthread_cond_init(&v->freed, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* deadlines are srv_now() values */
+    pthread_cond_init(&v->freed, &ca);
+    pthread_condattr_destroy(&ca);
     v->mgr = m;
     v->model_name = md->cfg->name;
     v->number = number;
@@ -105,7 +109,7 @@ fail:
     return NULL;
 }
 
-srv_instance *srv_instance_take(tfc_srv_version *v) {
+srv_instance *srv_instance_take(tfc_srv_version *v, double deadline) {
     pthread_mutex_lock(&v->mu);
     for (;;) {
         for (int i = 0; i < v->n_inst; i++)
@@ -114,7 +118,16 @@ srv_instance *srv_instance_take(tfc_srv_version *v) {
                 pthread_mutex_unlock(&v->mu);
                 return &v->inst[i];
             }
-        pthread_cond_wait(&v->freed, &v->mu);
+        if (!deadline) {
+            pthread_cond_wait(&v->freed, &v->mu);
+            continue;
+        }
+        struct timespec until = {.tv_sec = (time_t)deadline};
+        until.tv_nsec = (long)((deadline - (double)until.tv_sec) * 1e9);
+        if (pthread_cond_timedwait(&v->freed, &v->mu, &until) == ETIMEDOUT) {
+            pthread_mutex_unlock(&v->mu);
+            return NULL;
+        }
     }
 }
 
@@ -350,7 +363,11 @@ tfc_srv_manager *tfc_srv_manager_new(const tfc_srv_config *cfg, const tfc_srv_ma
     pthread_mutex_init(&m->poll_mu, NULL);
     pthread_cond_init(&m->changed, NULL);
     m->instances = o.instances ? o.instances : (cores < 4 ? cores : 4);
-    m->intra_op_threads = o.intra_op_threads ? o.intra_op_threads : (cores / m->instances > 1 ? cores / m->instances : 1);
+    /* unbatched, concurrent requests share the cores between the copies; batched, the batch is the unit of
+     * parallelism (TensorFlow Serving runs it on the session's intra-op pool): each batch may use every core */
+    m->intra_op_threads = o.intra_op_threads ? o.intra_op_threads
+                          : o.batching      ? cores
+                                            : (cores / m->instances > 1 ? cores / m->instances : 1);
     m->poll_wait = o.poll_wait_seconds;
     if (!config_copy(cfg, &m->cfg, st)) goto fail;
     if (o.batching && !(m->batcher = srv_batcher_new(o.batching, st))) goto fail;

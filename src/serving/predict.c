@@ -1,8 +1,10 @@
 /* Calls on a loaded version: predict, classify, regress and the metadata, with TensorFlow Serving's request
  * checks (predict_util, classifier, regressor). Each call runs on one free copy of the version. */
+#define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "proto/proto_internal.h"
 
@@ -50,13 +52,38 @@ static void key_set(char *buf, size_t size, const char *const *keys, int n, cons
     }
 }
 
+static _Thread_local double deadline_s; /* this thread's deadline, 0: none */
+
+double srv_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+void tfc_srv_set_deadline(int64_t timeout_ms) { deadline_s = timeout_ms > 0 ? srv_now() + (double)timeout_ms * 1e-3 : 0; }
+
+double srv_deadline(void) { return deadline_s; }
+
+bool srv_deadline_exceeded(tfc_status *st) {
+    return tfc_status_set(st, TFC_DEADLINE_EXCEEDED, "Timed out waiting for notification");
+}
+
 bool srv_run_on_copy(tfc_srv_version *v, const char *key, tfc_tensor *const *in, int n_in, tfc_tensor **out,
                      int n_out, tfc_status *st) {
-    srv_instance *c = srv_instance_take(v);
+    const double deadline = srv_deadline();
+    srv_instance *c = srv_instance_take(v, deadline);
+    if (!c) return srv_deadline_exceeded(st);
     tfc_saved_model_signature *s = tfc_saved_model_signature_find(c->sm, key);
     bool ok = s && tfc_saved_model_signature_call(s, in, n_in, out, n_out, st);
     if (!s) tfc_status_set(st, TFC_INTERNAL, "signature '%s' missing from a copy of the model", key);
     srv_instance_put(v, c);
+    if (ok && deadline && srv_now() > deadline) {
+        for (int o = 0; o < n_out; o++) {
+            tfc_tensor_unref(out[o]);
+            out[o] = NULL;
+        }
+        return srv_deadline_exceeded(st);
+    }
     return ok;
 }
 
@@ -211,25 +238,33 @@ static int output_index(const tfc_saved_model_signature *s, const char *key) {
     return -1;
 }
 
+const tfc_saved_model_signature *srv_examples_signature(tfc_srv_version *v, const char *signature_name,
+                                                       const char *method, tfc_status *st) {
+    const tfc_saved_model_signature *s = tfc_srv_signature(v, signature_name, st);
+    if (!s) return NULL;
+    const char *kind = strcmp(method, CLASSIFY_METHOD) ? "regression" : "classification";
+    if (strcmp(tfc_saved_model_signature_method(s), method))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Expected %s signature method_name to be %s. Was: %s", kind,
+                              method, tfc_saved_model_signature_method(s)), NULL;
+    const tfc_saved_model_tensor_info *in = tfc_saved_model_signature_input(s, 0);
+    if (tfc_saved_model_signature_num_inputs(s) != 1)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Expected one input Tensor."), NULL;
+    if (strcmp(in->key, "inputs"))
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "No %s inputs found in SignatureDef: %s", kind,
+                              tfc_saved_model_signature_key(s)), NULL;
+    if (in->dtype != TFC_STRING)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s input 'inputs' must be DT_STRING, the signature has %s",
+                              kind, tfc_dtype_name(in->dtype)), NULL;
+    return s;
+}
+
 /* The checks both classify and regress make on their signature; runs it on the examples. */
 static bool run_examples(tfc_srv_version *v, const char *signature_name, const char *method, const char *kind,
                          const tfc_srv_examples *ex, const tfc_saved_model_signature **sig, tfc_tensor ***outs,
                          tfc_status *st) {
-    const tfc_saved_model_signature *s = tfc_srv_signature(v, signature_name, st);
+    const tfc_saved_model_signature *s = srv_examples_signature(v, signature_name, method, st);
     if (!s) return false;
     *sig = s;
-    if (strcmp(tfc_saved_model_signature_method(s), method))
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Expected %s signature method_name to be %s. Was: %s", kind,
-                              method, tfc_saved_model_signature_method(s));
-    const tfc_saved_model_tensor_info *in = tfc_saved_model_signature_input(s, 0);
-    if (tfc_saved_model_signature_num_inputs(s) != 1)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "Expected one input Tensor.");
-    if (strcmp(in->key, "inputs"))
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "No %s inputs found in SignatureDef: %s", kind,
-                              tfc_saved_model_signature_key(s));
-    if (in->dtype != TFC_STRING)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "%s input 'inputs' must be DT_STRING, the signature has %s",
-                              kind, tfc_dtype_name(in->dtype));
     tfc_tensor *x = examples_tensor(ex, st);
     if (!x) return false;
     const int n_out = tfc_saved_model_signature_num_outputs(s);

@@ -107,7 +107,8 @@ bool tfc_srv_batching_parse(const char *text, size_t len, tfc_srv_batching_opts 
 typedef struct tfc_srv_manager_opts {
     const tfc_srv_batching_opts *batching; /* NULL: no batching; predict calls of every model go through it */
     int instances;              /* copies of each loaded version (concurrent calls); 0: min(cores, 4) */
-    int intra_op_threads;       /* each copy's context's intra-op threads; 0: max(1, cores / instances) */
+    int intra_op_threads;       /* each copy's context's intra-op threads; 0: max(1, cores / instances), or
+                                 * every core when batching (a batch is run by one copy) */
     double poll_wait_seconds;   /* --file_system_poll_wait_seconds: rescans by a background thread; <= 0: none */
 } tfc_srv_manager_opts;
 
@@ -139,6 +140,16 @@ tfc_srv_version *tfc_srv_acquire(tfc_srv_manager *m, const char *name, int64_t v
 void tfc_srv_release(tfc_srv_version *v); /* NULL-safe */
 const char *tfc_srv_version_model(const tfc_srv_version *v); /* the model's name (borrowed from v) */
 int64_t tfc_srv_version_number(const tfc_srv_version *v);
+
+/* ---- deadlines (RunOptions.timeout_in_ms) --------------------------------------------------------------- */
+
+/* Bounds the calls this thread makes next (predict, classify, regress, multi-inference) to timeout_ms from now;
+ * 0 (or negative) lifts the bound. A bounded call that waits for a free copy of the model or in the batch queue
+ * past its deadline, or whose run ends after it, fails with DEADLINE_EXCEEDED "Timed out waiting for
+ * notification" (TensorFlow's session message for an expired RunOptions.timeout_in_ms); a run already started
+ * is not interrupted, its result is dropped. Front ends set it per request: REST from --rest_api_timeout_in_ms,
+ * gRPC from the call's deadline. */
+void tfc_srv_set_deadline(int64_t timeout_ms);
 
 /* ---- status (get_model_status.proto) -------------------------------------------------------------------- */
 
@@ -242,5 +253,36 @@ void tfc_srv_classification_clear(tfc_srv_classification *c); /* NULL-safe; zero
  * *values, or NULL with errors as tfc_srv_classify's. */
 float *tfc_srv_regress(tfc_srv_version *v, const char *signature_name, const tfc_srv_examples *ex, int64_t *n,
                        tfc_status *st);
+
+/* ---- MultiInference (inference.proto) ------------------------------------------------------------------- */
+
+/* One InferenceTask: its ModelSpec's name and signature_name, and the method_name. Strings borrowed. */
+typedef struct tfc_srv_inference_task {
+    const char *model;     /* model_spec.name */
+    const char *signature; /* model_spec.signature_name ("" / NULL: serving_default) */
+    const char *method;    /* "tensorflow/serving/classify" or "tensorflow/serving/regress" */
+} tfc_srv_inference_task;
+
+/* One InferenceResult: a classification (is_regression false) or the n_values regression values. */
+typedef struct tfc_srv_inference_result {
+    bool is_regression;
+    tfc_srv_classification classification;
+    float *values;
+    int64_t n_values;
+} tfc_srv_inference_result;
+
+/* MultiInference as TensorFlow Serving's TensorFlowMultiInferenceRunner: v is the servable of the first task's
+ * ModelSpec (the front end acquires it, NOT_FOUND first). Every task is checked before anything runs, in this
+ * order per task, with TensorFlow Serving's messages:
+ *   INVALID_ARGUMENT  "Found ModelSpec with an empty model name."; "All ModelSpecs in a MultiInferenceRequest must
+ *                     access the same model name."; "Duplicate evaluation of signature: S"; "Requested signature
+ *                     not found in model graph: S"; the classify / regress signature checks (tfc_srv_classify);
+ *                     "Input tensor must be the same for all Signatures."
+ *   UNIMPLEMENTED     "Unsupported signature method_name: M"
+ * then each task runs as tfc_srv_classify / tfc_srv_regress would on the same examples (their errors, e.g.
+ * "Input is empty"). *results gets a new array of n_tasks results in task order (tfc_srv_inference_results_free). */
+bool tfc_srv_multi_inference(tfc_srv_version *v, const tfc_srv_inference_task *tasks, int n_tasks,
+                             const tfc_srv_examples *ex, tfc_srv_inference_result **results, tfc_status *st);
+void tfc_srv_inference_results_free(tfc_srv_inference_result *r, int n); /* NULL-safe */
 
 #endif

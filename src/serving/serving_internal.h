@@ -33,6 +33,12 @@ struct tfc_srv_version {
 bool srv_run_on_copy(tfc_srv_version *v, const char *key, tfc_tensor *const *in, int n_in, tfc_tensor **out,
                      int n_out, tfc_status *st);
 
+/* The signature `signature_name` of v when Classify (method "tensorflow/serving/classify") or Regress
+ * ("tensorflow/serving/regress") may run it: its method_name, one DT_STRING input "inputs" (predict.c). NULL
+ * with tfc_srv_classify's errors otherwise. */
+const tfc_saved_model_signature *srv_examples_signature(tfc_srv_version *v, const char *signature_name,
+                                                       const char *method, tfc_status *st);
+
 /* The batcher (batching.c). srv_batcher_run queues one predict call (inputs of rank >= 1 sharing dimension 0)
  * and blocks until its batch ran: out[] gets this call's rows of every output. */
 typedef struct srv_batcher srv_batcher;
@@ -43,8 +49,15 @@ bool srv_batcher_run(srv_batcher *b, tfc_srv_version *v, const char *sig, tfc_te
 /* The manager's batcher, or NULL when batching is off (manager.c). */
 srv_batcher *srv_manager_batcher(tfc_srv_manager *m);
 
-/* A free copy of v (waiting while every copy is busy); give it back with srv_instance_put. */
-srv_instance *srv_instance_take(tfc_srv_version *v);
+/* This thread's deadline (CLOCK_MONOTONIC seconds) set by tfc_srv_set_deadline, or 0 for none (predict.c). */
+double srv_deadline(void);
+/* Sets DEADLINE_EXCEEDED with TensorFlow's message in st and returns false. */
+bool srv_deadline_exceeded(tfc_status *st);
+double srv_now(void); /* CLOCK_MONOTONIC seconds */
+
+/* A free copy of v (waiting while every copy is busy, until `deadline` when it is not 0: then NULL); give it
+ * back with srv_instance_put. */
+srv_instance *srv_instance_take(tfc_srv_version *v, double deadline);
 void srv_instance_put(tfc_srv_version *v, srv_instance *in);
 
 #endif

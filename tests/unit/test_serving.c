@@ -6,10 +6,11 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "eager/context_internal.h"
-#include "serving/servable.h"
+#include "serving/serving_internal.h"
 #include "tfc_test.h"
 
 static tfc_ctx *ctx;
@@ -360,6 +361,128 @@ static void test_batching(void) {
            atomic_load(&batched_rows), atomic_load(&padded_rows));
 }
 
+/* ---- batching: a full batch runs at once, a partial one when batch_timeout_micros has passed ------------- */
+
+static double mono_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+typedef struct {
+    tfc_srv_manager *m;
+    double seconds; /* the call's latency */
+    bool ok;
+    int64_t deadline_ms; /* tfc_srv_set_deadline for the call (0: none) */
+    tfc_code code;       /* the call's status */
+} timed_arg;
+
+static void *timed_predict(void *p) {
+    timed_arg *a = p;
+    tfc_status st = TFC_STATUS_INIT;
+    const double t0 = mono_now();
+    tfc_srv_version *v = tfc_srv_acquire(a->m, "m", -1, NULL, &st);
+    tfc_tensor *x = input_rows(1, 2.0f);
+    tfc_srv_named_tensor *out = NULL;
+    int n_out = 0;
+    tfc_srv_set_deadline(a->deadline_ms);
+    a->ok = v && tfc_srv_predict(v, NULL, &(tfc_srv_named_tensor){"x", x}, 1, NULL, 0, &out, &n_out, &st) &&
+            n_out == 2 && tfc_tensor_dim(out[0].tensor, 0) == 1 &&
+            tfc_tensor_get_f64(out[0].tensor, 2) == 2.5 * (double)tfc_srv_version_number(v);
+    a->seconds = mono_now() - t0;
+    a->code = st.code;
+    tfc_srv_set_deadline(0);
+    tfc_srv_outputs_free(out, n_out);
+    tfc_tensor_unref(x);
+    tfc_srv_release(v);
+    return NULL;
+}
+
+static void test_batch_timing(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_srv_config cfg = {0};
+    REQUIRE(tfc_srv_config_single("m", base, &cfg, &st));
+    /* a full batch: 4 single-row calls with max_batch_size 4 run as one batch long before the 20 s timeout */
+    tfc_srv_batching_opts bo = {.max_batch_size = 4, .batch_timeout_micros = 20000000, .num_batch_threads = 1,
+                                .on_batch = count_batch};
+    tfc_srv_manager *m = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.batching = &bo, .instances = 1}, &st);
+    REQUIRE(m);
+    const int batches = atomic_load(&n_batches), rows = atomic_load(&batched_rows);
+    timed_arg args[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (timed_arg){m, 0, false, 0, TFC_OK};
+        REQUIRE(pthread_create(&th[i], NULL, timed_predict, &args[i]) == 0);
+    }
+    double worst = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CHECK(args[i].ok);
+        if (args[i].seconds > worst) worst = args[i].seconds;
+    }
+    CHECK(worst < 5.0);
+    CHECK(atomic_load(&n_batches) == batches + 1 && atomic_load(&batched_rows) == rows + 4);
+    tfc_srv_manager_free(m);
+    /* a partial batch: one call alone runs once batch_timeout_micros (300 ms) has passed, not before */
+    bo.batch_timeout_micros = 300000;
+    REQUIRE(m = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.batching = &bo, .instances = 1}, &st));
+    timed_arg one = {m, 0, false, 0, TFC_OK};
+    timed_predict(&one);
+    CHECK(one.ok);
+    CHECK(one.seconds >= 0.299 && one.seconds < 5.0);
+    tfc_srv_manager_free(m);
+    tfc_srv_config_clear(&cfg);
+    printf("batch timing: full batch of 4 in %.4f s (timeout 20 s), lone call in %.4f s (timeout 0.3 s)\n", worst,
+           one.seconds);
+}
+
+/* ---- deadlines: a call that waits past tfc_srv_set_deadline's bound gets DEADLINE_EXCEEDED ------------------ */
+
+static void test_deadlines(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_srv_config cfg = {0};
+    REQUIRE(tfc_srv_config_single("m", base, &cfg, &st));
+    /* queued in a batch that waits 400 ms: withdrawn when its 50 ms deadline passes */
+    tfc_srv_batching_opts bo = {.max_batch_size = 4, .batch_timeout_micros = 400000, .num_batch_threads = 1};
+    tfc_srv_manager *m = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.batching = &bo, .instances = 1}, &st);
+    REQUIRE(m);
+    timed_arg a = {m, 0, false, 50, TFC_OK};
+    timed_predict(&a);
+    CHECK(!a.ok && a.code == TFC_DEADLINE_EXCEEDED);
+    CHECK(a.seconds >= 0.049 && a.seconds < 0.39);
+    /* the request that opened a batch leaves it; the batch (now held by the next request) still runs, at the
+     * first request's batch deadline, and answers the one that stayed */
+    timed_arg first = {m, 0, false, 50, TFC_OK}, second = {m, 0, false, 0, TFC_OK};
+    pthread_t t1, t2;
+    const double t0 = mono_now();
+    REQUIRE(pthread_create(&t1, NULL, timed_predict, &first) == 0);
+    usleep(10000);
+    REQUIRE(pthread_create(&t2, NULL, timed_predict, &second) == 0);
+    pthread_join(t1, NULL);
+    pthread_join(t2, NULL);
+    CHECK(!first.ok && first.code == TFC_DEADLINE_EXCEEDED && first.seconds < 0.39);
+    CHECK(second.ok && second.code == TFC_OK);
+    CHECK(mono_now() - t0 >= 0.39);
+    tfc_srv_manager_free(m);
+    /* waiting for the one copy of the model, held elsewhere */
+    REQUIRE(m = tfc_srv_manager_new(&cfg, &(tfc_srv_manager_opts){.instances = 1}, &st));
+    tfc_srv_version *v = tfc_srv_acquire(m, "m", -1, NULL, &st);
+    REQUIRE(v);
+    srv_instance *held = srv_instance_take(v, 0);
+    timed_arg c = {m, 0, false, 60, TFC_OK};
+    timed_predict(&c);
+    CHECK(!c.ok && c.code == TFC_DEADLINE_EXCEEDED && c.seconds >= 0.059);
+    srv_instance_put(v, held);
+    const double copy_wait = c.seconds;
+    c = (timed_arg){m, 0, false, 10000, TFC_OK};
+    timed_predict(&c);
+    CHECK(c.ok && c.code == TFC_OK);
+    tfc_srv_release(v);
+    tfc_srv_manager_free(m);
+    tfc_srv_config_clear(&cfg);
+    printf("deadlines: queued call gave up after %.3f s, copy wait after %.3f s\n", a.seconds, copy_wait);
+}
+
 static void remove_tree(const char *path) {
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
@@ -377,6 +500,8 @@ int main(void) {
     test_manager();
     test_concurrent_swaps();
     test_batching();
+    test_batch_timing();
+    test_deadlines();
     remove_tree(base);
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
