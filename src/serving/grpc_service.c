@@ -16,6 +16,7 @@
 #include "proto/classification.pb-c.h"
 #include "proto/get_model_metadata.pb-c.h"
 #include "proto/get_model_status.pb-c.h"
+#include "proto/inference.pb-c.h"
 #include "proto/predict.pb-c.h"
 #include "proto/proto_internal.h"
 #include "proto/regression.pb-c.h"
@@ -375,6 +376,79 @@ static bool examples_begin(tfc_srv_manager *m, const Tensorflow__Serving__ModelS
     return (*v = spec_acquire(m, spec, s, st)) && examples_pack(in, w, st);
 }
 
+/* A ClassificationResult of the core's classification, pointing into the arrays it allocates (freed by the
+ * caller with classification_result_free). */
+static bool classification_result(const tfc_srv_classification *c, Tensorflow__Serving__ClassificationResult *res,
+                                  tfc_status *st) {
+    tensorflow__serving__classification_result__init(res);
+    size_t ne = (size_t)c->n_examples, nk = (size_t)c->n_classes, cells = ne * nk;
+    Tensorflow__Serving__Classifications *rows = ne ? tfc_calloc(ne, sizeof *rows) : NULL;
+    Tensorflow__Serving__Classifications **row_ptrs = ne ? tfc_calloc(ne, sizeof *row_ptrs) : NULL;
+    Tensorflow__Serving__Class *classes = cells ? tfc_calloc(cells, sizeof *classes) : NULL;
+    Tensorflow__Serving__Class **class_ptrs = cells ? tfc_calloc(cells, sizeof *class_ptrs) : NULL;
+    if ((ne && (!rows || !row_ptrs)) || (cells && (!classes || !class_ptrs))) {
+        tfc_free(rows);
+        tfc_free(row_ptrs);
+        tfc_free(classes);
+        tfc_free(class_ptrs);
+        return tfc_status_oom(st, "ClassificationResult", cells * sizeof *classes);
+    }
+    for (size_t i = 0; i < ne; i++) {
+        tensorflow__serving__classifications__init(&rows[i]);
+        rows[i].n_classes = nk;
+        rows[i].classes = class_ptrs + i * nk;
+        for (size_t k = 0; k < nk; k++) {
+            Tensorflow__Serving__Class *cl = &classes[i * nk + k];
+            tensorflow__serving__class__init(cl);
+            if (c->labels) cl->label = c->labels[i * nk + k];
+            if (c->scores) cl->score = c->scores[i * nk + k];
+            class_ptrs[i * nk + k] = cl;
+        }
+        row_ptrs[i] = &rows[i];
+    }
+    res->n_classifications = ne;
+    res->classifications = row_ptrs;
+    return true;
+}
+
+static void classification_result_free(Tensorflow__Serving__ClassificationResult *res) {
+    if (!res->classifications) return;
+    Tensorflow__Serving__Classifications *rows = res->classifications[0];
+    Tensorflow__Serving__Class **class_ptrs = rows->classes, *classes = class_ptrs ? class_ptrs[0] : NULL;
+    tfc_free(classes);
+    tfc_free(class_ptrs);
+    tfc_free(rows);
+    tfc_free(res->classifications);
+    res->classifications = NULL;
+}
+
+static bool regression_result(const float *values, int64_t n, Tensorflow__Serving__RegressionResult *res,
+                              tfc_status *st) {
+    tensorflow__serving__regression_result__init(res);
+    Tensorflow__Serving__Regression *rows = n ? tfc_calloc((size_t)n, sizeof *rows) : NULL;
+    Tensorflow__Serving__Regression **row_ptrs = n ? tfc_calloc((size_t)n, sizeof *row_ptrs) : NULL;
+    if (n && (!rows || !row_ptrs)) {
+        tfc_free(rows);
+        tfc_free(row_ptrs);
+        return tfc_status_oom(st, "RegressionResult", (size_t)n * sizeof *rows);
+    }
+    for (int64_t i = 0; i < n; i++) {
+        tensorflow__serving__regression__init(&rows[i]);
+        rows[i].value = values[i];
+        row_ptrs[i] = &rows[i];
+    }
+    res->n_regressions = (size_t)n;
+    res->regressions = row_ptrs;
+    return true;
+}
+
+static void regression_result_free(Tensorflow__Serving__RegressionResult *res) {
+    if (!res->regressions) return;
+    tfc_free(res->regressions[0]);
+    tfc_free(res->regressions);
+    res->regressions = NULL;
+}
+
 static bool classify(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t max_tensor_bytes, uint8_t **out,
                      size_t *out_len, tfc_status *st) {
     Tensorflow__Serving__ClassificationRequest *p =
@@ -384,34 +458,10 @@ static bool classify(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t 
     tfc_srv_version *v = NULL;
     examples_wire w = {0};
     tfc_srv_classification c = {0};
-    Tensorflow__Serving__Classifications *rows = NULL, **row_ptrs = NULL;
-    Tensorflow__Serving__Class *classes = NULL, **class_ptrs = NULL;
+    Tensorflow__Serving__ClassificationResult result = TENSORFLOW__SERVING__CLASSIFICATION_RESULT__INIT;
     spec_in s = {0};
     if (!examples_begin(m, p->model_spec, p->input, &v, &s, &w, st)) goto done;
-    if (!tfc_srv_classify(v, s.signature, &w.ex, &c, st)) goto done;
-    size_t ne = (size_t)c.n_examples, nk = (size_t)c.n_classes, cells = ne * nk; /* the core's outputs hold cells */
-    if ((ne && (!(rows = tfc_calloc(ne, sizeof *rows)) || !(row_ptrs = tfc_calloc(ne, sizeof *row_ptrs)))) ||
-        (cells && (!(classes = tfc_calloc(cells, sizeof *classes)) ||
-                   !(class_ptrs = tfc_calloc(cells, sizeof *class_ptrs))))) {
-        tfc_status_oom(st, "ClassificationResponse", cells * sizeof *classes);
-        goto done;
-    }
-    for (size_t i = 0; i < ne; i++) {
-        tensorflow__serving__classifications__init(&rows[i]);
-        rows[i].n_classes = nk;
-        rows[i].classes = class_ptrs + i * nk;
-        for (size_t k = 0; k < nk; k++) {
-            Tensorflow__Serving__Class *cl = &classes[i * nk + k];
-            tensorflow__serving__class__init(cl);
-            if (c.labels) cl->label = c.labels[i * nk + k];
-            if (c.scores) cl->score = c.scores[i * nk + k];
-            class_ptrs[i * nk + k] = cl;
-        }
-        row_ptrs[i] = &rows[i];
-    }
-    Tensorflow__Serving__ClassificationResult result = TENSORFLOW__SERVING__CLASSIFICATION_RESULT__INIT;
-    result.n_classifications = ne;
-    result.classifications = row_ptrs;
+    if (!tfc_srv_classify(v, s.signature, &w.ex, &c, st) || !classification_result(&c, &result, st)) goto done;
     Tensorflow__Serving__ClassificationResponse resp = TENSORFLOW__SERVING__CLASSIFICATION_RESPONSE__INIT;
     Tensorflow__Serving__ModelSpec spec;
     Google__Protobuf__Int64Value ver;
@@ -420,10 +470,7 @@ static bool classify(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t 
     resp.result = &result;
     ok = tfc_pb_pack(&resp.base, out, out_len, "ClassificationResponse", st);
 done:
-    tfc_free(rows);
-    tfc_free(row_ptrs);
-    tfc_free(classes);
-    tfc_free(class_ptrs);
+    classification_result_free(&result);
     tfc_srv_classification_clear(&c);
     examples_clear(&w);
     tfc_srv_release(v);
@@ -441,22 +488,11 @@ static bool regress(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t m
     examples_wire w = {0};
     float *values = NULL;
     int64_t n = 0;
-    Tensorflow__Serving__Regression *rows = NULL, **row_ptrs = NULL;
+    Tensorflow__Serving__RegressionResult result = TENSORFLOW__SERVING__REGRESSION_RESULT__INIT;
     spec_in s = {0};
     if (!examples_begin(m, p->model_spec, p->input, &v, &s, &w, st)) goto done;
-    if (!(values = tfc_srv_regress(v, s.signature, &w.ex, &n, st))) goto done;
-    if (n && (!(rows = tfc_calloc((size_t)n, sizeof *rows)) || !(row_ptrs = tfc_calloc((size_t)n, sizeof *row_ptrs)))) {
-        tfc_status_oom(st, "RegressionResponse", (size_t)n * sizeof *rows);
+    if (!(values = tfc_srv_regress(v, s.signature, &w.ex, &n, st)) || !regression_result(values, n, &result, st))
         goto done;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        tensorflow__serving__regression__init(&rows[i]);
-        rows[i].value = values[i];
-        row_ptrs[i] = &rows[i];
-    }
-    Tensorflow__Serving__RegressionResult result = TENSORFLOW__SERVING__REGRESSION_RESULT__INIT;
-    result.n_regressions = (size_t)n;
-    result.regressions = row_ptrs;
     Tensorflow__Serving__RegressionResponse resp = TENSORFLOW__SERVING__REGRESSION_RESPONSE__INIT;
     Tensorflow__Serving__ModelSpec spec;
     Google__Protobuf__Int64Value ver;
@@ -465,9 +501,87 @@ static bool regress(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t m
     resp.result = &result;
     ok = tfc_pb_pack(&resp.base, out, out_len, "RegressionResponse", st);
 done:
-    tfc_free(rows);
-    tfc_free(row_ptrs);
+    regression_result_free(&result);
     tfc_free(values);
+    examples_clear(&w);
+    tfc_srv_release(v);
+    tfc_pb_free(p);
+    return ok;
+}
+
+/* ---- MultiInference ----------------------------------------------------------------------------------------- */
+
+typedef struct {
+    Tensorflow__Serving__InferenceResult result;
+    Tensorflow__Serving__ModelSpec spec;
+    Google__Protobuf__Int64Value ver;
+    Tensorflow__Serving__ClassificationResult cls;
+    Tensorflow__Serving__RegressionResult reg;
+} inference_out;
+
+static bool multi_inference(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t max_tensor_bytes,
+                            uint8_t **out, size_t *out_len, tfc_status *st) {
+    Tensorflow__Serving__MultiInferenceRequest *p =
+        unpack(&tensorflow__serving__multi_inference_request__descriptor, req, len, st);
+    if (!p) return false;
+    bool ok = false;
+    tfc_srv_version *v = NULL;
+    examples_wire w = {0};
+    tfc_srv_inference_task *tasks = NULL;
+    tfc_srv_inference_result *results = NULL;
+    inference_out *outs = NULL;
+    Tensorflow__Serving__InferenceResult **result_ptrs = NULL;
+    const int n = p->n_tasks > (size_t)INT32_MAX ? -1 : (int)p->n_tasks;
+    /* the servable of the first task's ModelSpec (an empty one when there is none) */
+    Tensorflow__Serving__ModelSpec none = TENSORFLOW__SERVING__MODEL_SPEC__INIT;
+    const Tensorflow__Serving__ModelSpec *first = n > 0 && p->tasks[0]->model_spec ? p->tasks[0]->model_spec : &none;
+    spec_in s = {0};
+    if (n < 0) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "MultiInferenceRequest: %zu tasks", p->n_tasks);
+        goto done;
+    }
+    if (!(v = spec_acquire(m, first, &s, st))) goto done;
+    if (n && (!(tasks = tfc_calloc((size_t)n, sizeof *tasks)) || !(outs = tfc_calloc((size_t)n, sizeof *outs)) ||
+              !(result_ptrs = tfc_calloc((size_t)n, sizeof *result_ptrs)))) {
+        tfc_status_oom(st, "MultiInferenceRequest", (size_t)n * sizeof *outs);
+        goto done;
+    }
+    for (int t = 0; t < n; t++) {
+        const Tensorflow__Serving__ModelSpec *ms = p->tasks[t]->model_spec ? p->tasks[t]->model_spec : &none;
+        tasks[t] = (tfc_srv_inference_task){ms->name ? ms->name : "", ms->signature_name ? ms->signature_name : "",
+                                            p->tasks[t]->method_name ? p->tasks[t]->method_name : ""};
+    }
+    if (!examples_pack(p->input, &w, st)) goto done;
+    if (!tfc_srv_multi_inference(v, tasks, n, &w.ex, &results, st)) goto done;
+    for (int t = 0; t < n; t++) {
+        inference_out *o = &outs[t];
+        tensorflow__serving__inference_result__init(&o->result);
+        spec_write(&o->spec, &o->ver, v, tasks[t].signature);
+        o->result.model_spec = &o->spec;
+        if (results[t].is_regression) {
+            if (!regression_result(results[t].values, results[t].n_values, &o->reg, st)) goto done;
+            o->result.result_case = TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_REGRESSION_RESULT;
+            o->result.regression_result = &o->reg;
+        } else {
+            if (!classification_result(&results[t].classification, &o->cls, st)) goto done;
+            o->result.result_case = TENSORFLOW__SERVING__INFERENCE_RESULT__RESULT_CLASSIFICATION_RESULT;
+            o->result.classification_result = &o->cls;
+        }
+        result_ptrs[t] = &o->result;
+    }
+    Tensorflow__Serving__MultiInferenceResponse resp = TENSORFLOW__SERVING__MULTI_INFERENCE_RESPONSE__INIT;
+    resp.n_results = (size_t)n;
+    resp.results = result_ptrs;
+    ok = tfc_pb_pack(&resp.base, out, out_len, "MultiInferenceResponse", st);
+done:
+    for (int t = 0; outs && t < n; t++) {
+        classification_result_free(&outs[t].cls);
+        regression_result_free(&outs[t].reg);
+    }
+    tfc_free(outs);
+    tfc_free(result_ptrs);
+    tfc_srv_inference_results_free(results, n);
+    tfc_free(tasks);
     examples_clear(&w);
     tfc_srv_release(v);
     tfc_pb_free(p);
@@ -487,6 +601,7 @@ static const struct {
     {"/tensorflow.serving.PredictionService/Classify", classify},
     {"/tensorflow.serving.PredictionService/Regress", regress},
     {"/tensorflow.serving.PredictionService/GetModelMetadata", metadata},
+    {"/tensorflow.serving.PredictionService/MultiInference", multi_inference},
     {"/tensorflow.serving.ModelService/GetModelStatus", model_status},
 };
 

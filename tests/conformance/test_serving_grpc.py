@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import assert_close
+from test_serving_rest import example as tf1_example
+from test_serving_rest import save_tf1_examples_model
 
 import tfc
 
@@ -25,7 +27,7 @@ from tensorflow.core.example import example_pb2  # noqa: E402
 from tensorflow.core.framework import tensor_pb2  # noqa: E402
 from tensorflow.core.protobuf import saved_model_pb2  # noqa: E402
 from tensorflow_serving.apis import (classification_pb2, get_model_metadata_pb2, get_model_status_pb2,  # noqa: E402
-                                     input_pb2, model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc,
+                                     inference_pb2, input_pb2, model_service_pb2_grpc, predict_pb2, prediction_service_pb2_grpc,
                                      regression_pb2)
 
 START_TIMEOUT = 120  # seconds for the server to load its models and listen
@@ -114,7 +116,7 @@ class _Server:
         self.predict = prediction_service_pb2_grpc.PredictionServiceStub(self.channel)
         self.models = model_service_pb2_grpc.ModelServiceStub(self.channel)
         # the models load before the port opens; wait until each reports AVAILABLE all the same
-        self.wait_available(["affine", "exported", "examples"])
+        self.wait_available(["affine", "exported", "examples", "tf1ex"])
 
     def wait_available(self, names):
         deadline = time.time() + START_TIMEOUT
@@ -178,10 +180,12 @@ def served(tmp_path_factory):
                                                                       "serving_default": e.regress})
     _set_method_names(str(root / "examples" / "1"), {"classify": "tensorflow/serving/classify",
                                                       "regress": "tensorflow/serving/regress"})
+    # a TF1 graph whose classify and regress signatures share one input tensor (what MultiInference needs)
+    save_tf1_examples_model(str(root / "tf1ex" / "1"), rng)
     config = root / "models.config"
     config.write_text("model_config_list {\n" + "".join(
         f'  config {{ name: "{n}" base_path: "{root / n}" model_platform: "tensorflow" }}\n'
-        for n in ("affine", "exported", "examples")) + "}\n")
+        for n in ("affine", "exported", "examples", "tf1ex")) + "}\n")
     server = _Server(str(config), str(root / "serve.log"))
     yield {"root": root, "n_in": n_in, "n_out": n_out, "server": server, "w": w, "b": b}
     rc = server.stop()
@@ -350,6 +354,90 @@ def test_classify_errors(served):
     req.model_spec.name = "examples"
     req.model_spec.signature_name = "regress"
     _expect_code(lambda: s.predict.Regress(req, timeout=CALL_TIMEOUT), grpc.StatusCode.INVALID_ARGUMENT)
+
+
+def _multi_request(tasks, examples):
+    req = inference_pb2.MultiInferenceRequest()
+    for name, signature, method in tasks:
+        t = req.tasks.add()
+        t.model_spec.name = name
+        if signature is not None:
+            t.model_spec.signature_name = signature
+        t.method_name = method
+    req.input.example_list.examples.extend(examples)
+    return req
+
+
+CLASSIFY, REGRESS = "tensorflow/serving/classify", "tensorflow/serving/regress"
+
+
+def test_multi_inference_matches_classify_and_regress(served, rng):
+    """MultiInference with a classify and a regress task on one Input (a TF1 model whose two signatures share the
+    input tensor) answers what Classify and Regress answer for the same Input, and TensorFlow's own outputs, one
+    result per task in task order with the task's model spec."""
+    s = served["server"]
+    loaded = tf.saved_model.load(str(served["root"] / "tf1ex" / "1"))
+    n = int(rng.integers(1, 6))
+    xs, ks = rng.standard_normal(n).astype(np.float32), rng.integers(-5, 5, n)
+    serialized = [tf1_example(float(x), int(k)) for x, k in zip(xs, ks)]
+    examples = [example_pb2.Example.FromString(b) for b in serialized]
+    for order in ([("classify_x", CLASSIFY), ("regress_x", REGRESS)], [("regress_x", REGRESS), ("classify_x", CLASSIFY)]):
+        r = s.predict.MultiInference(_multi_request([("tf1ex", sig, m) for sig, m in order], examples),
+                                     timeout=CALL_TIMEOUT)
+        assert len(r.results) == 2
+        for (sig, method), res in zip(order, r.results):
+            assert res.model_spec.name == "tf1ex" and res.model_spec.version.value == 1
+            assert res.model_spec.signature_name == sig
+            want_tf = loaded.signatures[sig](inputs=tf.constant(serialized))
+            if method == CLASSIFY:
+                creq = classification_pb2.ClassificationRequest()
+                creq.model_spec.name, creq.model_spec.signature_name = "tf1ex", sig
+                creq.input.example_list.examples.extend(examples)
+                want = s.predict.Classify(creq, timeout=CALL_TIMEOUT).result
+                assert res.WhichOneof("result") == "classification_result"
+                assert res.classification_result == want
+                scores = np.array([[c.score for c in row.classes] for row in res.classification_result.classifications])
+                assert_close(scores.astype(np.float32), want_tf["scores"].numpy(), "float32")
+            else:
+                rreq = regression_pb2.RegressionRequest()
+                rreq.model_spec.name, rreq.model_spec.signature_name = "tf1ex", sig
+                rreq.input.example_list.examples.extend(examples)
+                want = s.predict.Regress(rreq, timeout=CALL_TIMEOUT).result
+                assert res.WhichOneof("result") == "regression_result"
+                assert res.regression_result == want
+                assert_close(np.array([g.value for g in res.regression_result.regressions], np.float32),
+                             want_tf["outputs"].numpy().reshape(-1), "float32")
+
+
+def test_multi_inference_errors(served):
+    """TensorFlow Serving's MultiInference checks: the servable of the first task first, then per task an empty
+    model name, mixed models, a repeated signature, an unknown signature, an unsupported method name, and the
+    signature's own classify / regress checks; nothing is answered for a request with a bad task."""
+    s = served["server"]
+    ex = [_example([1.0, 2.0, 3.0])]
+
+    def call(tasks, examples=ex):
+        return lambda: s.predict.MultiInference(_multi_request(tasks, examples), timeout=CALL_TIMEOUT)
+
+    INVALID = grpc.StatusCode.INVALID_ARGUMENT
+    _expect_code(call([("no_such_model", "classify", CLASSIFY)]), grpc.StatusCode.NOT_FOUND)
+    _expect_code(call([("examples", "classify", CLASSIFY), ("affine", "serving_default", REGRESS)]), INVALID,
+                 "All ModelSpecs in a MultiInferenceRequest must access the same model name.")
+    _expect_code(call([("examples", "classify", CLASSIFY), ("", "regress", REGRESS)]), INVALID,
+                 "Found ModelSpec with an empty model name.")
+    _expect_code(call([("examples", "classify", CLASSIFY), ("examples", "classify", CLASSIFY)]), INVALID,
+                 "Duplicate evaluation of signature: classify")
+    _expect_code(call([("examples", "nope", CLASSIFY)]), INVALID, "Requested signature not found in model graph: nope")
+    _expect_code(call([("examples", "classify", "tensorflow/serving/predict")]), grpc.StatusCode.UNIMPLEMENTED,
+                 "Unsupported signature method_name: tensorflow/serving/predict")
+    _expect_code(call([("examples", "regress", CLASSIFY)]), INVALID,
+                 "Expected classification signature method_name to be tensorflow/serving/classify")
+    _expect_code(call([("tf1ex", "classify_x", CLASSIFY), ("tf1ex", "regress_x", REGRESS)], examples=[]), INVALID,
+                 "Input is empty")
+    # TensorFlow 2 gives every signature its own input placeholder: MultiInference refuses to share the Input
+    _expect_code(call([("examples", "classify", CLASSIFY), ("examples", "regress", REGRESS)]), INVALID,
+                 "Input tensor must be the same for all Signatures.")
+    assert s.alive()
 
 
 def _raw(s, method, payload):
