@@ -27,8 +27,11 @@ typedef struct tfc_model_server_opts {
     bool rest_api_any_port;        /* bind an ephemeral port (tfc_model_server_rest_port tells which) */
     const char *rest_api_host;     /* address to bind (default "0.0.0.0", all interfaces) */
     int rest_api_num_threads;      /* --rest_api_num_threads (default 4 x cores) */
-    int64_t rest_api_timeout_in_ms; /* --rest_api_timeout_in_ms (default 30000): a connection idle this long (a
-                                     * slow client) is closed (rounded up to whole seconds) */
+    int64_t rest_api_timeout_in_ms; /* --rest_api_timeout_in_ms (default 30000): a REST request's deadline: a
+                                     * predict / classify / regress not answered by then gets HTTP 504 with
+                                     * {"error": "Timed out waiting for notification"} (DEADLINE_EXCEEDED, as
+                                     * TensorFlow Serving's RunOptions.timeout_in_ms); a connection idle this long
+                                     * (a slow client) is closed (rounded up to whole seconds) */
     double file_system_poll_wait_seconds; /* --file_system_poll_wait_seconds (0: the default 1); negative: the base
                                            * paths are scanned once at start (tensorflow_model_server's 0) */
     bool enable_batching;          /* --enable_batching: predict requests are batched across clients */

@@ -122,8 +122,15 @@ static void answer(grpc_srv_call *c) {
         } else {
             grpc_slice msg = grpc_byte_buffer_reader_readall(&reader);
             grpc_byte_buffer_reader_destroy(&reader);
+            /* the client's deadline bounds the model run, as TensorFlow Serving's enforce_session_run_timeout */
+            gpr_timespec deadline = gpr_convert_clock_type(c->details.deadline, GPR_CLOCK_MONOTONIC);
+            if (gpr_time_cmp(deadline, gpr_inf_future(GPR_CLOCK_MONOTONIC)) < 0) {
+                int64_t ms = gpr_time_to_millis(gpr_time_sub(deadline, gpr_now(GPR_CLOCK_MONOTONIC)));
+                tfc_srv_set_deadline(ms > 0 ? ms : 1);
+            }
             tfc_grpc_service_call(s->manager, method, method_len, GRPC_SLICE_START_PTR(msg), GRPC_SLICE_LENGTH(msg),
                                   s->max_message, &out, &out_len, &st);
+            tfc_srv_set_deadline(0);
             grpc_slice_unref(msg);
         }
     }

@@ -29,6 +29,7 @@ struct tfc_model_server {
     int rest_port;
     tfc_grpc_server *grpc; /* the gRPC front end on the same manager (grpc_server.h); NULL with port -1 */
     size_t max_request;
+    int64_t timeout_ms;    /* --rest_api_timeout_in_ms: each request's deadline (RunOptions.timeout_in_ms) */
     srv_metrics *metrics;
     char *metrics_path;
     pthread_mutex_t mu;
@@ -120,7 +121,9 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return ok;
     }
     srv_rest_response r;
+    tfc_srv_set_deadline(s->timeout_ms);
     srv_rest_handle(s->mgr, method, url, rq->body.p, rq->body.len, &r);
+    tfc_srv_set_deadline(0);
     srv_metrics_request(s->metrics, r.model, r.api, r.code, seconds_since(&rq->start));
     enum MHD_Result ok = reply(c, r.http_status, r.body.p ? r.body.p : "", r.body.len, "application/json");
     srv_rest_response_clear(&r);
@@ -257,7 +260,8 @@ tfc_model_server *tfc_model_server_start(const tfc_model_server_opts *opts, tfc_
             goto fail;
         }
         unsigned threads = (unsigned)(o.rest_api_num_threads ? o.rest_api_num_threads : 4 * cores);
-        int64_t timeout_ms = o.rest_api_timeout_in_ms ? o.rest_api_timeout_in_ms : 30000;
+        int64_t timeout_ms = s->timeout_ms = o.rest_api_timeout_in_ms ? o.rest_api_timeout_in_ms : 30000;
+        /* idle connections (slow clients) are closed after the same time, at least a second */
         unsigned timeout_s = (unsigned)((timeout_ms + 999) / 1000);
         struct rlimit rl;
         unsigned conn_limit = 10000;

@@ -506,3 +506,30 @@ def test_batching_joins_concurrent_requests(tmp_path, rng):
         # a request over max_batch_size
         r = s.post("/v1/models/default:predict", {"instances": np.zeros((17, 2)).tolist()})
         assert r.status_code == 400 and "larger than maximum batch size 16" in r.json()["error"]
+
+
+def test_rest_api_timeout_in_ms(tmp_path, rng):
+    """--rest_api_timeout_in_ms bounds each request as TensorFlow Serving's RunOptions.timeout_in_ms: a predict
+    still queued when it expires (here waiting for a batch whose batch_timeout_micros is 5 s) gets HTTP 504 with
+    DEADLINE_EXCEEDED's message well before the batch would run; a quick one and a status call are unaffected."""
+    save_scale(str(tmp_path / "t" / "1"), 3.0)
+    params = tmp_path / "batching.config"
+    params.write_text("max_batch_size { value: 4 }\nbatch_timeout_micros { value: 5000000 }\n")
+    x = rng.standard_normal((1, 2)).astype(np.float32)
+    with Server(f"--model_base_path={tmp_path / 't'}", "--enable_batching", f"--batching_parameters_file={params}",
+                "--rest_api_timeout_in_ms=300", wait_model="default") as s:
+        t0 = time.time()
+        r = s.post("/v1/models/default:predict", {"instances": x.tolist()})
+        took = time.time() - t0
+        assert r.status_code == 504, r.text
+        assert r.json() == {"error": "Timed out waiting for notification"}
+        assert 0.25 < took < 4.0, took
+        # a full batch runs at once, within the deadline
+        r = s.post("/v1/models/default:predict", {"instances": np.tile(x, (4, 1)).tolist()})
+        assert r.status_code == 200, r.text
+        np.testing.assert_allclose(np.array(r.json()["predictions"], np.float32), np.tile(x, (4, 1)) * 3.0, rtol=1e-6)
+        assert s.get("/v1/models/default").status_code == 200
+    with Server(f"--model_base_path={tmp_path / 't'}", "--rest_api_timeout_in_ms=30000", wait_model="default") as s:
+        r = s.post("/v1/models/default:predict", {"instances": x.tolist()})
+        assert r.status_code == 200
+        np.testing.assert_allclose(np.array(r.json()["predictions"], np.float32), x * 3.0, rtol=1e-6)
