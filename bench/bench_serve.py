@@ -5,6 +5,8 @@
                       at batch 1, 16 connections; ratio to the HTTP ceiling
   serve_batching      64 connections at batch 1 against an MLP 784-4096-4096-10 (its batch-1 step reads all the
                       weights), batching off and on; and the CNN with batching on vs off
+  serve_batching_demo the demo's CNN exported by tfc (tfc_model_export of the Keras Sequential in
+                      examples/fashion_mnist.c), 8 connections of single-image predicts, batching off and on
 
 Prints requests/s and p50/p99 latency per row and writes bench/results/serve_latest.json.
 
@@ -66,6 +68,24 @@ def save_models(tmp):
     return json.dumps({"instances": x_cnn}), json.dumps({"instances": x_mlp})
 
 
+def save_demo_cnn(tmp, tfc_bin):
+    """The demo's Keras CNN (examples/fashion_mnist.c), exported by tfc_model_export through tfc's Python binding
+    (untrained weights: the request rate does not depend on them)."""
+    lib = os.path.join(os.path.dirname(os.path.abspath(tfc_bin)), "libtfc.so")
+    os.environ.setdefault("TFC_LIBRARY", lib)
+    sys.path.insert(0, os.path.join(HERE, "..", "python"))
+    import tfc
+    layers = [("InputLayer", {"batch_input_shape": [None, 28, 28, 1], "dtype": "float32"}),
+              ("Conv2D", {"filters": 32, "kernel_size": [3, 3], "activation": "relu"}),
+              ("MaxPooling2D", {"pool_size": [2, 2]}),
+              ("Conv2D", {"filters": 64, "kernel_size": [3, 3], "activation": "relu"}),
+              ("MaxPooling2D", {"pool_size": [2, 2]}), ("Flatten", {}), ("Dropout", {"rate": 0.5}),
+              ("Dense", {"units": 10, "activation": "softmax"})]
+    m = tfc.keras.model_from_config({"class_name": "Sequential", "config": {
+        "name": "demo_cnn", "layers": [{"class_name": c, "config": k} for c, k in layers]}})
+    m.export(os.path.join(tmp, "demo_cnn", "1"))
+
+
 def wrk(url, body, conns, seconds, threads=2):
     """Runs wrk; returns (requests/s, p50 ms, p99 ms, non-2xx)."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
@@ -120,6 +140,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tfc", required=True)
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="run only the rows whose name starts with this")
     a = ap.parse_args()
     secs = 3 if a.quick else 10
     rows = {}
@@ -130,7 +151,14 @@ def main():
             f.write("max_batch_size { value: 64 }\nbatch_timeout_micros { value: 2000 }\n"
                     "num_batch_threads { value: 2 }\nmax_enqueued_batches { value: 1000 }\n")
 
+        params8 = os.path.join(tmp, "batching8.config")
+        with open(params8, "w") as f:  # a batch as large as the 8 clients: it runs once full
+            f.write("max_batch_size { value: 8 }\nbatch_timeout_micros { value: 2000 }\n"
+                    "num_batch_threads { value: 2 }\n")
+
         def row(name, base, body, conns, *flags):
+            if not name.startswith(a.only):
+                return
             s = Serve(a.tfc, os.path.join(tmp, base), "--rest_api_num_threads=64", *flags)
             try:
                 url = s.url + ("/v1/models/m" if body is None else "/v1/models/m:predict")
@@ -145,14 +173,27 @@ def main():
         row("serve_rest_b1", "cnn", body_cnn, 16)
         row("serve_batching_cnn_off", "cnn", body_cnn, 64)
         row("serve_batching_cnn_on", "cnn", body_cnn, 64, "--enable_batching", f"--batching_parameters_file={params}")
+        save_demo_cnn(tmp, a.tfc)
+        row("serve_batching_demo_off", "demo_cnn", body_cnn, 8)
+        row("serve_batching_demo_on", "demo_cnn", body_cnn, 8, "--enable_batching",
+            f"--batching_parameters_file={params8}")
+        row("serve_batching_demo_on_64", "demo_cnn", body_cnn, 8, "--enable_batching",
+            f"--batching_parameters_file={params}")
         row("serve_batching_mlp_off", "mlp", body_mlp, 64)
         row("serve_batching_mlp_on", "mlp", body_mlp, 64, "--enable_batching", f"--batching_parameters_file={params}")
     r = rows
+
+    def ratio(a_row, b_row):
+        return r[a_row]["requests_per_s"] / r[b_row]["requests_per_s"] if a_row in r and b_row in r else None
+
     ratios = {
-        "serve_rest_b1 / http_ceiling": r["serve_rest_b1"]["requests_per_s"] / r["serve_http_ceiling"]["requests_per_s"],
-        "mlp batching on / off": r["serve_batching_mlp_on"]["requests_per_s"] / r["serve_batching_mlp_off"]["requests_per_s"],
-        "cnn batching on / off": r["serve_batching_cnn_on"]["requests_per_s"] / r["serve_batching_cnn_off"]["requests_per_s"],
+        "serve_rest_b1 / http_ceiling": ratio("serve_rest_b1", "serve_http_ceiling"),
+        "mlp batching on / off": ratio("serve_batching_mlp_on", "serve_batching_mlp_off"),
+        "cnn batching on / off": ratio("serve_batching_cnn_on", "serve_batching_cnn_off"),
+        "demo cnn batching on / off (8 conns)": ratio("serve_batching_demo_on", "serve_batching_demo_off"),
+        "demo cnn batching max 64 on / off (8 conns)": ratio("serve_batching_demo_on_64", "serve_batching_demo_off"),
     }
+    ratios = {k: v for k, v in ratios.items() if v is not None}
     for k, v in ratios.items():
         print(f"{k:36s} {v:6.2f}x")
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
