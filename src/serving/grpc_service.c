@@ -184,7 +184,8 @@ static bool predict(tfc_srv_manager *m, const uint8_t *req, size_t len, size_t m
     bool ok = false;
     if (!predict_unpack(req, len, &r, st)) goto done;
     if (!(v = tfc_srv_acquire(m, r.model, r.version, r.label, st))) goto done;
-    if (!predict_tensors(&r, max_tensor_bytes, st)) goto done;
+    /* TensorFlow Serving's order: the signature (FAILED_PRECONDITION) before the input tensors are parsed */
+    if (!tfc_srv_signature(v, r.signature, st) || !predict_tensors(&r, max_tensor_bytes, st)) goto done;
     if (!tfc_srv_predict(v, r.signature, r.inputs, r.n_inputs, r.output_filter, r.n_filter, &outs, &n_outs, st))
         goto done;
     Tensorflow__Serving__PredictResponse resp = TENSORFLOW__SERVING__PREDICT_RESPONSE__INIT;

@@ -528,3 +528,16 @@ def test_concurrent_calls(served, rng):
         results = list(pool.map(one, range(len(xs))))
     assert all(results), results
     assert s.alive()
+
+
+def test_error_order_signature_before_tensors(served):
+    """TensorFlow Serving looks the signature up before it parses the input tensors: a request with both an
+    unknown signature and an unparsable tensor gets FAILED_PRECONDITION for the signature; with the right
+    signature the same tensor gets INVALID_ARGUMENT."""
+    s = served["server"]
+    bad = _tensor(1, [2, served["n_in"]], tensor_content=b"\x00" * 5)  # DT_FLOAT, 5 bytes for 2 x n_in floats
+    _expect_code(lambda: s.predict.Predict(_predict_request("affine", {"x": bad}, signature="nope"),
+                                           timeout=CALL_TIMEOUT),
+                 grpc.StatusCode.FAILED_PRECONDITION, 'Serving signature key "nope" not found.')
+    _expect_code(lambda: s.predict.Predict(_predict_request("affine", {"x": bad}), timeout=CALL_TIMEOUT),
+                 grpc.StatusCode.INVALID_ARGUMENT)
