@@ -20,7 +20,13 @@ typedef struct srv_vstat {
     tfc_srv_state state;
     tfc_status status;
     tfc_srv_version *loaded; /* while AVAILABLE: the served version (holding the manager's reference) */
+    int failures;            /* failed loads so far */
+    uint64_t failed_scan;    /* the scan of the last failure */
 } srv_vstat;
+
+/* A version that failed to load is tried again at the next scans of its base path, at most this many times
+ * (tensorflow_model_server's --max_num_load_retries default). */
+#define MAX_LOAD_RETRIES 5
 
 typedef struct srv_model {
     tfc_srv_model_config *cfg; /* in mgr->cfg */
@@ -32,6 +38,7 @@ struct tfc_srv_manager {
     pthread_mutex_t mu;
     pthread_cond_t changed;   /* a version was freed; or the poller is asked to stop */
     pthread_mutex_t poll_mu;  /* one scan at a time */
+    uint64_t scans;           /* scans so far (under poll_mu) */
     tfc_srv_config cfg;
     srv_model *models;
     int n_models;
@@ -240,18 +247,21 @@ static bool wanted(const tfc_srv_model_config *c, const int64_t *present, int n,
     }
 }
 
-static void poll_model(tfc_srv_manager *m, srv_model *md) {
+static void poll_model(tfc_srv_manager *m, srv_model *md, uint64_t scan) {
     int n = 0;
     int64_t *present = list_versions(md->cfg->base_path, &n);
-    /* failed versions are not candidates: the policy then wants the best of the others (so a failure of the
-     * newest version under `latest` loads the next one down); repeat until no load fails */
+    /* versions that failed in this scan (or too often) are not candidates: the policy then wants the best of the
+     * others (so a failure of the newest version under `latest` loads the next one down); repeat until no load
+     * fails. A version that failed in an earlier scan is tried again (its files may have been completed). */
     for (bool failed = true; failed;) {
         failed = false;
         pthread_mutex_lock(&m->mu);
         int k = 0;
         for (int i = 0; i < n; i++) {
             srv_vstat *s = find_vstat(md, present[i]);
-            if (!(s && s->state == TFC_SRV_END && s->status.code != TFC_OK)) present[k++] = present[i];
+            if (!(s && s->state == TFC_SRV_END && s->status.code != TFC_OK &&
+                  (s->failed_scan == scan || s->failures > MAX_LOAD_RETRIES)))
+                present[k++] = present[i];
         }
         n = k;
         pthread_mutex_unlock(&m->mu);
@@ -279,6 +289,8 @@ static void poll_model(tfc_srv_manager *m, srv_model *md) {
             } else {
                 s->state = TFC_SRV_END;
                 s->status = st;
+                s->failures++;
+                s->failed_scan = scan;
                 failed = true;
             }
             pthread_mutex_unlock(&m->mu);
@@ -321,7 +333,8 @@ static void poll_model(tfc_srv_manager *m, srv_model *md) {
 void tfc_srv_manager_poll(tfc_srv_manager *m) {
     if (!m) return;
     pthread_mutex_lock(&m->poll_mu);
-    for (int i = 0; i < m->n_models; i++) poll_model(m, &m->models[i]);
+    const uint64_t scan = ++m->scans;
+    for (int i = 0; i < m->n_models; i++) poll_model(m, &m->models[i], scan);
     pthread_mutex_unlock(&m->poll_mu);
 }
 

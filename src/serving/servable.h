@@ -8,7 +8,8 @@
  *                     start and every poll; the versions the model_version_policy wants are loaded, the others
  *                     unloaded. A new version is loaded before an old one is retired, so a model never lacks an
  *                     AVAILABLE version during a swap; a version that fails to load is kept in the status (state
- *                     END with its error) and the previous one keeps serving;
+ *                     END with its error), the previous one keeps serving, and it is tried again at the next
+ *                     scans (at most 5 more times, tensorflow_model_server's --max_num_load_retries default);
  *   - servable handle: tfc_srv_acquire gives a refcounted, loaded version (ServableHandle); a retired version is
  *                     freed only when the last handle is released, so in-flight requests always finish;
  *   - calls:          status (GetModelStatus), metadata (GetModelMetadata's SignatureDefMap), predict, classify and

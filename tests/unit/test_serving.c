@@ -216,9 +216,24 @@ static void test_manager(void) {
     tfc_free(vs);
     CHECK(tfc_srv_model_status(m, "m", 9, NULL, &vs, &st) == -1 && !strcmp(st.msg, "Could not find version 9 of model m"));
     CHECK(tfc_srv_model_status(m, "zz", -1, NULL, &vs, &st) == -1 && st.code == TFC_NOT_FOUND);
+    /* a version that failed to load is tried again at the next scan: still broken, it fails again and version 2
+     * keeps serving; once its files are complete, it loads */
+    tfc_srv_manager_poll(m);
+    CHECK(tfc_srv_model_status(m, "m", 3, NULL, &vs, &st) == 1 && vs[0].state == TFC_SRV_END &&
+          vs[0].status.code == TFC_NOT_FOUND);
+    tfc_free(vs);
+    CHECK(predict_checks(v2, 2.0f));
+    REQUIRE(rmdir(broken) == 0);
+    save_version(3);
+    tfc_srv_manager_poll(m);
+    tfc_srv_version *v3 = tfc_srv_acquire(m, "m", -1, NULL, &st);
+    CHECK(v3 && tfc_srv_version_number(v3) == 3 && predict_checks(v3, 3.0f));
+    tfc_srv_release(v3);
+    CHECK(tfc_srv_model_status(m, "m", 3, NULL, &vs, &st) == 1 && vs[0].state == TFC_SRV_AVAILABLE &&
+          vs[0].status.code == TFC_OK);
+    tfc_free(vs);
     tfc_srv_release(v2);
     tfc_srv_manager_free(m);
-    rmdir(broken);
 }
 
 /* ---- concurrency: predicting threads while the main thread adds versions and polls ----------------------- */
