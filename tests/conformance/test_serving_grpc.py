@@ -35,7 +35,8 @@ CALL_TIMEOUT = 60
 
 
 def _tfc_bin():
-    return os.path.join(os.path.dirname(tfc.library_path), "tfc")
+    """The tfc command next to the library under test; TFC_SERVE_BIN overrides it (a sanitizer build of it)."""
+    return os.environ.get("TFC_SERVE_BIN") or os.path.join(os.path.dirname(tfc.library_path), "tfc")
 
 
 def _free_port():
