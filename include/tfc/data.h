@@ -265,8 +265,8 @@ TFC_API tfc_dataset *tfc_dataset_shard(tfc_dataset *ds, int64_t num_shards, int6
 TFC_API tfc_dataset *tfc_dataset_enumerate(tfc_dataset *ds, int64_t start, tfc_status *st);
 
 typedef struct tfc_interleave_opts {
-    int64_t cycle_length;              /* 0 or TFC_AUTOTUNE: number of cores */
-    int64_t block_length;              /* 0 = 1 */
+    int64_t cycle_length;              /* >= 1, or TFC_AUTOTUNE: number of cores (Python's None) */
+    int64_t block_length;              /* >= 1 (Python's None is 1) */
     int64_t num_parallel_calls;        /* 0: sequential; n or TFC_AUTOTUNE: inner datasets read on threads */
     tfc_flag deterministic;
     const char *output_structure;      /* structure of the inner datasets' elements; NULL: "." */
@@ -278,7 +278,11 @@ typedef struct tfc_interleave_opts {
  * taken from each in turn, in TensorFlow's exact order (also with num_parallel_calls, unless deterministic is
  * off, where a slow inner dataset is skipped for a ready one). The inner datasets' structure must equal
  * output_structure (INVALID_ARGUMENT otherwise). INVALID_ARGUMENT for num_parallel_calls above a fixed
- * cycle_length, as TensorFlow. */
+ * cycle_length, as TensorFlow. As TensorFlow's InterleaveDataset op, 0 is no "default": INVALID_ARGUMENT
+ * "interleave: cycle_length must be greater than zero. (cycle_length 0, ...)" for a cycle_length < 1 other than
+ * TFC_AUTOTUNE, and "block_length must be greater than zero." for a block_length < 1. opts NULL: Python's
+ * defaults (cycle_length TFC_AUTOTUNE, block_length 1, sequential). A cycle_length beyond what the input can fill
+ * costs nothing (slots are made for the input elements actually open). */
 TFC_API tfc_dataset *tfc_dataset_interleave(tfc_dataset *ds, tfc_data_dataset_fn fn, void *user,
                                             const tfc_interleave_opts *opts, tfc_status *st);
 typedef struct tfc_flat_map_opts {
