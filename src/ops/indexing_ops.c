@@ -9,6 +9,7 @@
  * each gathered slice is its flat row in params viewed as [batch * outer * gather_dim, inner], which replaces
  * TensorFlow's transposes around the axis by one broadcast add of row offsets. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/size_check.h"
@@ -125,14 +126,20 @@ static bool gather_resolve(tfc_shape_ctx *c, gather_geom *g, bool *known, tfc_st
     if (bd < -ix->rank || bd > ix->rank)
         return TFC_OP_ERR(c, st, "Expected batch_dims in the range [%d, %d], but got %lld", -ix->rank, ix->rank,
                           (long long)bd);
+    const int64_t bd_given = bd;
     if (bd < 0) bd += ix->rank;
     const tfc_tensor *av = in_value(c, 2);
     if (!av) return true;
     int64_t axis = int_at(av, 0), a;
     if (!tfc_check_axis(c->op->name, axis, p->rank, &a, st)) return false;
-    if (bd > a) return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than or equal to axis (%lld).", (long long)bd, (long long)a);
-    if (bd >= p->rank)
-        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than rank(params) (%d).", (long long)bd, p->rank);
+    /* the values as given; a negative one also counted from 0 */
+    char bds[64], axs[64];
+    snprintf(bds, sizeof bds, bd_given < 0 ? "%lld, i.e. %lld for indices of rank %d" : "%lld", (long long)bd_given,
+             (long long)bd, ix->rank);
+    snprintf(axs, sizeof axs, axis < 0 ? "%lld, i.e. %lld for params of rank %d" : "%lld", (long long)axis,
+             (long long)a, p->rank);
+    if (bd > a) return TFC_OP_ERR(c, st, "batch_dims (%s) must be less than or equal to axis (%s).", bds, axs);
+    if (bd >= p->rank) return TFC_OP_ERR(c, st, "batch_dims (%s) must be less than rank(params) (%d).", bds, p->rank);
     for (int i = 0; i < bd; i++)
         if (p->dims[i] >= 0 && ix->dims[i] >= 0 && p->dims[i] != ix->dims[i])
             return TFC_OP_ERR(c, st, "params.shape[%d]: %lld should be equal to indices.shape[%d]: %lld", i,
@@ -556,8 +563,9 @@ static bool reverse_v2_shape(tfc_shape_ctx *c, tfc_status *st) {
         if (a < -x->rank || a >= x->rank)
             return TFC_OP_ERR(c, st, "'axis'[%lld] = %lld is out of valid range [%d, %d) for input of rank %d",
                               (long long)i, (long long)a, -x->rank, x->rank, x->rank);
+        const int64_t given = a;
         if (a < 0) a += x->rank;
-        if (seen[a]) return TFC_OP_ERR(c, st, "axis %lld specified more than once.", (long long)a);
+        if (seen[a]) return TFC_OP_ERR(c, st, "axis %lld specified more than once.", (long long)given);
         seen[a] = true;
     }
     return true;
