@@ -443,7 +443,7 @@ static bool run_one(tfc_ctx *ctx, const tfc_op *op, stats *s, bool verbose) {
             fprintf(stderr, "  failed without a status or message (code %s)\n", tfc_code_name(st.code));
             ok = false;
         } /* INTERNAL is allowed: TensorFlow reports some failures so (EncodePng of an empty image) */
-        if (st.code == TFC_INTERNAL && show_internal) fprintf(stderr, "INTERNAL from %s: %s\n", op->name, st.msg);
+        if (st.code == TFC_INTERNAL && show_internal) fprintf(stderr, "INTERNAL from %s: %s\n", op->def->name, st.msg);
     }
     if (!still_works(ctx)) {
         report_current();
