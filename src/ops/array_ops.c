@@ -266,9 +266,9 @@ static bool squeeze_shape(tfc_shape_ctx *c, tfc_status *st) {
             return TFC_OP_ERR(c, st, "Tried to squeeze dim index %lld for tensor with %d dimensions.", (long long)d,
                               in->rank);
         if (d < 0) d += in->rank;
-        if (in->dims[d] != 1 && in->dims[d] != -1) /* quoting the index as given */
-            return TFC_OP_ERR(c, st, "Can not squeeze dim[%lld], expected a dimension of 1, got %lld",
-                              (long long)dims[k], (long long)in->dims[d]);
+        if (in->dims[d] != 1 && in->dims[d] != -1) /* TensorFlow's words, and the index as given */
+            return TFC_OP_ERR(c, st, "Can not squeeze dim[%lld], expected a dimension of 1, got %lld%s", (long long)d,
+                              (long long)in->dims[d], tfc_given_note("squeeze_dims entry", dims[k], d));
         drop[d] = true;
     }
     o->rank = 0;
@@ -350,8 +350,19 @@ static bool transpose_shape(tfc_shape_ctx *c, tfc_status *st) {
             size_t k = 0;
             list[0] = 0;
             for (int j = 0; j < r && k < sizeof list; j++)
-                k += (size_t)snprintf(list + k, sizeof list - k, "%s%lld", j ? "," : "", (long long)given_p[j]);
-            return TFC_OP_ERR(c, st, "%d is missing from {%s}.", i, list);
+                k += (size_t)snprintf(list + k, sizeof list - k, "%s%lld", j ? "," : "", (long long)p[j]);
+        {
+            char given_list[96];
+            size_t g = 0;
+            bool differ = false;
+            given_list[0] = 0;
+            for (int j = 0; j < r && g < sizeof given_list; j++) {
+                g += (size_t)snprintf(given_list + g, sizeof given_list - g, "%s%lld", j ? "," : "", (long long)given_p[j]);
+                differ |= given_p[j] != p[j];
+            }
+            return TFC_OP_ERR(c, st, "%d is missing from {%s}.%s%s%s", i, list, differ ? " (perm {" : "",
+                              differ ? given_list : "", differ ? "} as given)" : "");
+        }
         }
     o->rank = r;
     for (int i = 0; i < r; i++) o->dims[i] = in->dims[p[i]];
@@ -758,8 +769,8 @@ static bool unpack_shape(tfc_shape_ctx *c, tfc_status *st) {
         int64_t given = axis;
         if (axis < 0) axis += r;
         if (in->dims[axis] >= 0 && in->dims[axis] != num)
-            return TFC_OP_ERR(c, st, "Input shape axis %lld must equal %lld, got shape %s", (long long)given,
-                              (long long)num, SHP(in));
+            return TFC_OP_ERR(c, st, "Input shape axis %lld must equal %lld, got shape %s%s", (long long)axis,
+                              (long long)num, SHP(in), tfc_given_note("axis", given, axis));
         o.rank = r - 1;
         for (int i = 0, k = 0; i < r; i++)
             if (i != axis) o.dims[k++] = in->dims[i];
@@ -802,8 +813,9 @@ static bool split_shape(tfc_shape_ctx *c, tfc_status *st) {
         for (int i = 0; i < o.rank; i++) o.dims[i] = -1;
     } else if (in->dims[axis] >= 0) {
         if (in->dims[axis] % num != 0)
-            return TFC_OP_ERR(c, st, "Number of ways to split should evenly divide the split dimension, but got split_dim %lld (size = %lld) and num_split %lld",
-                              (long long)given, (long long)in->dims[axis], (long long)num);
+            return TFC_OP_ERR(c, st, "Number of ways to split should evenly divide the split dimension, but got split_dim %lld (size = %lld) and num_split %lld%s",
+                              (long long)axis, (long long)in->dims[axis], (long long)num,
+                              tfc_given_note("split_dim", given, axis));
         o.dims[axis] = in->dims[axis] / num;
     }
     for (int i = 0; i < c->n_out; i++) c->out_shapes[i] = o;
@@ -1010,8 +1022,9 @@ bool tfc_strided_slice_spec_make(const char *op, const tfc_shape *input, const i
         if (begin && end) {
             if (shrink) {
                 int64_t given = *b, x = given < 0 ? d + given : given;
-                if (x < 0 || x >= d) /* quoting the index as given, as TensorFlow */
-                    return tfc_op_error(op, st, "slice index %lld of dimension %d out of bounds.", (long long)given, i);
+                if (x < 0 || x >= d) /* TensorFlow's words (the index counted from 0), and the index as given */
+                    return tfc_op_error(op, st, "slice index %lld of dimension %d out of bounds.%s", (long long)x, i,
+                                        tfc_given_note("begin", given, x));
                 *b = x;
                 *e = x + 1;
             } else {

@@ -132,14 +132,14 @@ static bool gather_resolve(tfc_shape_ctx *c, gather_geom *g, bool *known, tfc_st
     if (!av) return true;
     int64_t axis = int_at(av, 0), a;
     if (!tfc_check_axis(c->op->name, axis, p->rank, &a, st)) return false;
-    /* the values as given; a negative one also counted from 0 */
-    char bds[64], axs[64];
-    snprintf(bds, sizeof bds, bd_given < 0 ? "%lld, i.e. %lld for indices of rank %d" : "%lld", (long long)bd_given,
-             (long long)bd, ix->rank);
-    snprintf(axs, sizeof axs, axis < 0 ? "%lld, i.e. %lld for params of rank %d" : "%lld", (long long)axis,
-             (long long)a, p->rank);
-    if (bd > a) return TFC_OP_ERR(c, st, "batch_dims (%s) must be less than or equal to axis (%s).", bds, axs);
-    if (bd >= p->rank) return TFC_OP_ERR(c, st, "batch_dims (%s) must be less than rank(params) (%d).", bds, p->rank);
+    /* TensorFlow's words (counted from 0), and the values as given */
+    char note[96];
+    snprintf(note, sizeof note, "%s%s", tfc_given_note("batch_dims", bd_given, bd), tfc_given_note("axis", axis, a));
+    if (bd > a)
+        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than or equal to axis (%lld).%s", (long long)bd,
+                          (long long)a, note);
+    if (bd >= p->rank)
+        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than rank(params) (%d).%s", (long long)bd, p->rank, note);
     for (int i = 0; i < bd; i++)
         if (p->dims[i] >= 0 && ix->dims[i] >= 0 && p->dims[i] != ix->dims[i])
             return TFC_OP_ERR(c, st, "params.shape[%d]: %lld should be equal to indices.shape[%d]: %lld", i,
@@ -565,7 +565,9 @@ static bool reverse_v2_shape(tfc_shape_ctx *c, tfc_status *st) {
                               (long long)i, (long long)a, -x->rank, x->rank, x->rank);
         const int64_t given = a;
         if (a < 0) a += x->rank;
-        if (seen[a]) return TFC_OP_ERR(c, st, "axis %lld specified more than once.", (long long)given);
+        if (seen[a])
+            return TFC_OP_ERR(c, st, "axis %lld specified more than once.%s", (long long)a,
+                              tfc_given_note("axis entry", given, a));
         seen[a] = true;
     }
     return true;

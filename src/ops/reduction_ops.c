@@ -19,9 +19,9 @@ static bool read_reduction_mask(const char *op, const tfc_tensor *axes, int rank
             return tfc_op_error(op, st, "Invalid reduction dimension (%lld for input with %d dimension(s)), input shape %s",
                                 (long long)a, rank, SHP(in_shape));
         int d = (int)(a < 0 ? a + rank : a);
-        if (mask[d]) /* quoting the entry as given */
-            return tfc_op_error(op, st, "Invalid reduction arguments: Axes contains duplicate dimension: %lld",
-                                (long long)a);
+        if (mask[d]) /* TensorFlow's words (counted from 0), and the entry as given */
+            return tfc_op_error(op, st, "Invalid reduction arguments: Axes contains duplicate dimension: %d%s", d,
+                                tfc_given_note("axes entry", a, d));
         mask[d] = true;
     }
     return true;
