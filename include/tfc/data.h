@@ -165,7 +165,7 @@ TFC_API tfc_dataset *tfc_dataset_list_files(const char *const *patterns, int n, 
 /* Options of the file datasets (TFRecordDataset, TextLineDataset). */
 typedef struct tfc_reader_opts {
     const char *compression_type;  /* NULL or "": none; "GZIP"; "ZLIB" (INVALID_ARGUMENT otherwise) */
-    int64_t buffer_size;           /* read buffer in bytes; 0 = 256 KiB */
+    int64_t buffer_size;           /* read buffer in bytes; 0 = 256 KiB; at most 1 GiB and a plain file's size */
     int64_t num_parallel_reads;    /* 0: files one after another; n >= 1: n files interleaved one record
                                       each (as TensorFlow), read on n threads; TFC_AUTOTUNE: n = cores */
 } tfc_reader_opts;
@@ -218,7 +218,7 @@ typedef struct tfc_batch_opts {
  * elements along a new dim 0 of every component (the last batch may be smaller unless drop_remainder).
  * INVALID_ARGUMENT "Batch size must be greater than zero." at construction; from next, INVALID_ARGUMENT
  * "Cannot batch tensors with different shapes in component 0. First element had shape [2] and element 1 had
- * shape [3]." */
+ * shape [3]." Memory follows the elements that came: batch(2^62) of 3 elements holds 3. */
 TFC_API tfc_dataset *tfc_dataset_batch(tfc_dataset *ds, int64_t batch_size, const tfc_batch_opts *opts,
                                        tfc_status *st);
 
@@ -232,7 +232,10 @@ typedef struct tfc_padded_batch_opts {
 } tfc_padded_batch_opts;
 /* Dataset.padded_batch: as batch, each component first padded at the end of every dim. INVALID_ARGUMENT for a
  * padded shape of another rank than the component's, a padding value that is not a scalar of its dtype, and
- * (from next) "Attempted to pad to a smaller size than the input element." */
+ * (from next) "Attempted to pad to a smaller size than the input element." A padded shape is the output's size,
+ * as TensorFlow's: from next, INVALID_ARGUMENT "padded_batch: shape [3,4611686018427387904] has too many elements"
+ * when the batch's element count overflows int64, RESOURCE_EXHAUSTED naming the padded shape when it cannot be
+ * allocated. */
 TFC_API tfc_dataset *tfc_dataset_padded_batch(tfc_dataset *ds, int64_t batch_size, const tfc_padded_batch_opts *opts,
                                               tfc_status *st);
 /* Dataset.unbatch(): splits every component along dim 0. INVALID_ARGUMENT for scalar components and (from
@@ -247,7 +250,8 @@ typedef struct tfc_shuffle_opts {
 /* Dataset.shuffle(buffer_size, seed, reshuffle_each_iteration), TensorFlow's algorithm: fill a buffer of
  * buffer_size elements, output one at a uniformly random position and put the next input element there. So
  * output k comes from the input's first k + buffer_size elements. The order is a function of (seed, epoch
- * number) only. INVALID_ARGUMENT for buffer_size < 1 (TFC_AUTOTUNE is not accepted). */
+ * number) only. INVALID_ARGUMENT for buffer_size < 1 (TFC_AUTOTUNE is not accepted). The buffer grows with the
+ * elements that came (shuffle(2^63 - 1) of 3 elements holds 3). */
 TFC_API tfc_dataset *tfc_dataset_shuffle(tfc_dataset *ds, int64_t buffer_size, const tfc_shuffle_opts *opts,
                                          tfc_status *st);
 
@@ -265,8 +269,8 @@ TFC_API tfc_dataset *tfc_dataset_shard(tfc_dataset *ds, int64_t num_shards, int6
 TFC_API tfc_dataset *tfc_dataset_enumerate(tfc_dataset *ds, int64_t start, tfc_status *st);
 
 typedef struct tfc_interleave_opts {
-    int64_t cycle_length;              /* 0 or TFC_AUTOTUNE: number of cores */
-    int64_t block_length;              /* 0 = 1 */
+    int64_t cycle_length;              /* >= 1, or TFC_AUTOTUNE: number of cores (Python's None) */
+    int64_t block_length;              /* >= 1 (Python's None is 1) */
     int64_t num_parallel_calls;        /* 0: sequential; n or TFC_AUTOTUNE: inner datasets read on threads */
     tfc_flag deterministic;
     const char *output_structure;      /* structure of the inner datasets' elements; NULL: "." */
@@ -278,7 +282,11 @@ typedef struct tfc_interleave_opts {
  * taken from each in turn, in TensorFlow's exact order (also with num_parallel_calls, unless deterministic is
  * off, where a slow inner dataset is skipped for a ready one). The inner datasets' structure must equal
  * output_structure (INVALID_ARGUMENT otherwise). INVALID_ARGUMENT for num_parallel_calls above a fixed
- * cycle_length, as TensorFlow. */
+ * cycle_length, as TensorFlow. As TensorFlow's InterleaveDataset op, 0 is no "default": INVALID_ARGUMENT
+ * "interleave: cycle_length must be greater than zero. (cycle_length 0, ...)" for a cycle_length < 1 other than
+ * TFC_AUTOTUNE, and "block_length must be greater than zero." for a block_length < 1. opts NULL: Python's
+ * defaults (cycle_length TFC_AUTOTUNE, block_length 1, sequential). A cycle_length beyond what the input can fill
+ * costs nothing (slots are made for the input elements actually open). */
 TFC_API tfc_dataset *tfc_dataset_interleave(tfc_dataset *ds, tfc_data_dataset_fn fn, void *user,
                                             const tfc_interleave_opts *opts, tfc_status *st);
 typedef struct tfc_flat_map_opts {

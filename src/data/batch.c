@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "data/async.h"
 
 typedef struct batch_params {
@@ -14,10 +15,11 @@ typedef struct batch_params {
     tfc_tensor **values;      /* padded: one per component (NULL: zeros) */
 } batch_params;
 
-/* A batch being gathered: count elements of n components each, element-major. */
+/* A batch being gathered: count elements of n components each, element-major. Room for cap elements, grown by
+ * doubling as elements arrive: batch(2^62) of 3 elements holds 3 (the batch size is a user number, not a size). */
 typedef struct batch_work {
-    int64_t count;
-    tfc_tensor *t[];
+    int64_t count, cap;
+    tfc_tensor **t;
 } batch_work;
 
 typedef struct batch_iter {
@@ -28,12 +30,31 @@ typedef struct batch_iter {
     data_async *async;
 } batch_iter;
 
-static batch_work *work_new(const tfc_dataset *ds, tfc_status *st) {
-    const batch_params *p = ds->p;
-    size_t n = (size_t)p->batch_size * (size_t)ds->inputs[0]->spec.n;
-    batch_work *w = tfc_calloc(1, sizeof *w + (n ? n : 1) * sizeof(tfc_tensor *));
-    if (!w) tfc_status_oom(st, "batch", n * sizeof(tfc_tensor *));
+static batch_work *work_new(tfc_status *st) {
+    batch_work *w = tfc_calloc(1, sizeof *w);
+    if (!w) tfc_status_oom(st, "batch", sizeof *w);
     return w;
+}
+
+static void work_free(batch_work *w) {
+    if (w) tfc_free(w->t);
+    tfc_free(w);
+}
+
+/* Room for one more element of n components (at most batch_size in all). */
+static bool work_room(const batch_params *p, batch_work *w, int n, tfc_status *st) {
+    if (w->count < w->cap) return true;
+    int64_t cap = w->cap ? w->cap : 8, bytes;
+    if (w->cap && !tfc_size_mul(w->cap, 2, &cap)) cap = p->batch_size;
+    if (cap > p->batch_size) cap = p->batch_size;
+    tfc_tensor **t = tfc_size_mul(cap, (int64_t)(n ? n : 1) * (int64_t)sizeof *t, &bytes)
+                         ? tfc_realloc(w->t, (size_t)bytes) : NULL;
+    if (!t)
+        return tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "%s: out of memory gathering element %lld of a batch of %lld",
+                              p->padded ? "padded_batch" : "batch", (long long)w->count, (long long)p->batch_size);
+    w->t = t;
+    w->cap = cap;
+    return true;
 }
 
 static void work_clear(const tfc_dataset *ds, batch_work *w) {
@@ -49,7 +70,7 @@ static bool gather(batch_iter *it, batch_work *w, bool *end, tfc_status *st) {
     w->count = 0;
     while (w->count < p->batch_size && !it->in_ended) {
         bool e = false;
-        if (!data_iter_next(it->in, w->t + w->count * n, &e, st)) {
+        if (!work_room(p, w, n, st) || !data_iter_next(it->in, w->t + w->count * n, &e, st)) {
             work_clear(ds, w); /* as TensorFlow: the error is this batch's, its elements are dropped */
             return false;
         }
@@ -100,10 +121,10 @@ static bool batch_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *
 /* parallel: gathering is the sequential fetch, stacking the parallel part */
 static bool pbatch_fetch(void *self, void **work, bool *end, tfc_status *st) {
     batch_iter *it = self;
-    batch_work *w = work_new(it->base.ds, st);
+    batch_work *w = work_new(st);
     if (!w) return false;
     if (!gather(it, w, end, st) || *end) {
-        tfc_free(w);
+        work_free(w);
         return *end;
     }
     *work = w;
@@ -114,14 +135,14 @@ static bool pbatch_process(void *self, tfc_ctx *ctx, void *work, tfc_tensor **ou
     batch_iter *it = self;
     bool ok = assemble(it->base.ds, work, out, st);
     work_clear(it->base.ds, work);
-    tfc_free(work);
+    work_free(work);
     return ok;
 }
 
 static void pbatch_drop(void *self, void *work) {
     batch_iter *it = self;
     work_clear(it->base.ds, work);
-    tfc_free(work);
+    work_free(work);
 }
 
 static bool pbatch_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *st) {
@@ -133,7 +154,7 @@ static void batch_iter_free(data_iter *it_) {
     data_async_free(it->async);
     if (it->w) {
         work_clear(it_->ds, it->w);
-        tfc_free(it->w);
+        work_free(it->w);
     }
     data_iter_free(it->in);
 }
@@ -148,7 +169,7 @@ static data_iter *batch_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_st
     if (!it) return NULL;
     if (!(it->in = data_iter_make(ds->inputs[0], ictx, st))) goto fail;
     if (!par) {
-        if (!(it->w = work_new(ds, st))) goto fail;
+        if (!(it->w = work_new(st))) goto fail;
         return &it->base;
     }
     data_async_cfg c = {.name = "batch", .n_out = ds->spec.n, .self = it, .fetch = pbatch_fetch,

@@ -172,8 +172,18 @@ tfc_tensor *data_pad_stack(tfc_tensor *const *elems, int64_t n, int stride, int 
     for (int d = 0; d < rank; d++) os.dims[d + 1] = ps.dims[d];
     int64_t total, per;
     if (!tfc_shape_num_elements(&os, &total, "padded_batch", st)) return NULL;
+    /* the padded shape is the output's size, as TensorFlow's: too large a one is this batch's error, naming it */
     tfc_tensor *out = tfc_tensor_alloc(first->dtype, &os, st);
-    if (!out) return NULL;
+    if (!out) {
+        char a[TFC_SHAPE_STR], b[TFC_SHAPE_STR];
+        if (st->code == TFC_RESOURCE_EXHAUSTED)
+            tfc_status_set(st, TFC_RESOURCE_EXHAUSTED,
+                           "padded_batch: OOM when allocating the batch of %lld elements of component %d padded to "
+                           "%s: a %s tensor of shape %s",
+                           (long long)n, c, pad && pad->rank >= 0 ? tfc_shape_str(pad, a, sizeof a) : "the longest",
+                           tfc_dtype_name(first->dtype), tfc_shape_str(&os, b, sizeof b));
+        return NULL;
+    }
     if (!fill_value(first->dtype, out->data, total, value, st)) goto fail;
     per = n ? total / n : 0;
     for (int64_t k = 0; k < n; k++) {
@@ -188,8 +198,9 @@ tfc_tensor *data_pad_stack(tfc_tensor *const *elems, int64_t n, int stride, int 
         int64_t idx[TFC_MAX_RANK] = {0};
         for (int64_t r = 0; r < runs; r++) {
             int64_t off = 0;
-            for (int d = 0; d < rank - 1; d++) off = off * ps.dims[d] + idx[d];
-            off *= ps.dims[rank - 1];
+            /* size-ok (both): an offset inside the padded batch, which exists (its size was checked) */
+            for (int d = 0; d < rank - 1; d++) off = off * ps.dims[d] + idx[d]; /* size-ok: see above */
+            off *= ps.dims[rank - 1];                                           /* size-ok: see above */
             if (!data_copy_elems(e->dtype, out->data, k * per + off, e->data, r * run, run, st)) goto fail;
             for (int d = rank - 2; d >= 0; d--) {
                 if (++idx[d] < e->shape.dims[d]) break;

@@ -48,6 +48,9 @@ data_stream *data_stream_open(const char *path, const char *compression_type, in
     data_stream *s = tfc_calloc(1, sizeof *s);
     size_t cap = buffer_size > 0 ? (size_t)buffer_size : DEFAULT_BUFFER;
     if (cap > ((size_t)1 << 30)) cap = (size_t)1 << 30;
+    /* buffer_size is a user number: a plain file needs no more than its size (at least a page) */
+    if (!(compression_type && *compression_type) && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size < cap)
+        cap = sb.st_size < 4096 ? 4096 : (size_t)sb.st_size;
     if (s) s->in = tfc_malloc(cap);
     if (!s || !s->in) {
         if (s) tfc_free(s);

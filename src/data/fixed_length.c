@@ -42,8 +42,8 @@ typedef struct flr_iter {
     data_iter *files;
     data_stream *s;
     char *path;
-    uint8_t *win;             /* record + footer bytes */
-    size_t have;              /* bytes in win */
+    uint8_t *win;             /* up to record + footer bytes, grown as bytes arrive (record_bytes is a user number) */
+    size_t have, win_cap;     /* bytes in win, bytes allocated */
     int64_t body;             /* body bytes seen (for the message) */
 } flr_iter;
 
@@ -70,9 +70,22 @@ static bool flr_size_error(flr_iter *it, tfc_code code, int64_t body, tfc_status
 /* Reads until win holds want bytes or the data ends. */
 static bool flr_fill(flr_iter *it, size_t want, tfc_status *st) {
     while (it->have < want) {
-        size_t got = 0;
+        if (it->have == it->win_cap) {
+            size_t cap = it->win_cap ? it->win_cap * 2 : (size_t)64 << 10;
+            if (cap > want || cap < it->win_cap) cap = want;
+            uint8_t *w = tfc_realloc(it->win, cap);
+            if (!w) {
+                tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "FixedLengthRecordDataset %s: out of memory reading a "
+                               "record of %zu bytes (%zu read)", it->path, want, it->have);
+                flr_close(it);
+                return false;
+            }
+            it->win = w;
+            it->win_cap = cap;
+        }
+        size_t got = 0, lim = want < it->win_cap ? want : it->win_cap;
         tfc_status io = TFC_STATUS_INIT;
-        if (!data_stream_read(it->s, it->win + it->have, want - it->have, &got, &io)) {
+        if (!data_stream_read(it->s, it->win + it->have, lim - it->have, &got, &io)) {
             tfc_status_set(st, io.code, "FixedLengthRecordDataset %s: %s", it->path, io.msg);
             flr_close(it);
             return false;
@@ -134,14 +147,8 @@ static void flr_iter_free(data_iter *it_) {
 static const data_iter_vt flr_vt = {flr_next, flr_iter_free};
 
 static data_iter *flr_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
-    const flr_params *p = ds->p;
     flr_iter *it = data_iter_alloc(sizeof *it, &flr_vt, ds, ictx, st);
     if (!it) return NULL;
-    if (!(it->win = tfc_malloc((size_t)(p->record + p->footer)))) {
-        tfc_status_oom(st, "FixedLengthRecordDataset", (size_t)(p->record + p->footer));
-        data_iter_free(&it->base);
-        return NULL;
-    }
     if (!(it->files = data_iter_make(ds->inputs[0], ictx, st))) {
         data_iter_free(&it->base);
         return NULL;

@@ -29,7 +29,7 @@ typedef struct ileave_params {
     bool check;               /* the declared spec has known parts: check inner elements */
 } ileave_params;
 
-static int64_t resolve_cycle(int64_t c) { return c <= 0 ? tfc_num_cores() : c; }
+static int64_t resolve_cycle(int64_t c) { return c == TFC_AUTOTUNE ? tfc_num_cores() : c; }
 
 /* ---- common: the input side (consumer only) ------------------------------------------------------------- */
 typedef struct ileave_in {
@@ -485,8 +485,10 @@ tfc_dataset *data_interleave_new(tfc_dataset *in, const data_interleave_params *
     char msg[sizeof st->msg];
     if (!in) err = "";
     else if (!p->fn) err = "NULL function";
-    else if (!p->flat_map && p->cycle_length < 0 && p->cycle_length != TFC_AUTOTUNE) err = "cycle_length must be >= 1 or AUTOTUNE";
-    else if (!p->flat_map && p->block_length < 0) err = "block_length must be >= 1";
+    /* as TensorFlow's InterleaveDataset op: AUTOTUNE is the only value below 1 a length may take (cycle only) */
+    else if (!p->flat_map && p->cycle_length < 1 && p->cycle_length != TFC_AUTOTUNE)
+        err = "cycle_length must be greater than zero.";
+    else if (!p->flat_map && p->block_length < 1) err = "block_length must be greater than zero.";
     else if (p->num_parallel_calls < 0 && p->num_parallel_calls != TFC_AUTOTUNE)
         err = "num_parallel_calls must be positive or AUTOTUNE";
     else if (p->cycle_length > 0 && p->num_parallel_calls > p->cycle_length)
@@ -509,7 +511,6 @@ tfc_dataset *data_interleave_new(tfc_dataset *in, const data_interleave_params *
     }
     ileave_params *ip = ds->p;
     ip->p = *p;
-    if (ip->p.block_length == 0) ip->p.block_length = 1;
     if (!data_spec_init(&ds->spec, structure ? structure : ".", -1, spec, st)) return data_ds_fail(ds);
     for (int i = 0; spec && i < ds->spec.n; i++)
         ip->check = ip->check || spec[i].dtype != TFC_INVALID_DTYPE || spec[i].shape.rank >= 0;
@@ -519,7 +520,7 @@ tfc_dataset *data_interleave_new(tfc_dataset *in, const data_interleave_params *
 
 tfc_dataset *tfc_dataset_interleave(tfc_dataset *in, tfc_data_dataset_fn fn, void *user,
                                     const tfc_interleave_opts *opts, tfc_status *st) {
-    tfc_interleave_opts o = opts ? *opts : (tfc_interleave_opts){0};
+    tfc_interleave_opts o = opts ? *opts : (tfc_interleave_opts){.cycle_length = TFC_AUTOTUNE, .block_length = 1};
     data_interleave_params p = {fn, user, o.user_free, o.cycle_length, o.block_length, o.num_parallel_calls,
                                 o.deterministic, false};
     return data_interleave_new(in, &p, o.output_structure, o.output_spec, st);

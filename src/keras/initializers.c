@@ -47,8 +47,8 @@ static void compute_fans(const tfc_shape *s, double *fan_in, double *fan_out) {
     } else {
         double rf = 1;
         for (int i = 0; i < s->rank - 2; i++) rf *= (double)s->dims[i];
-        *fan_in = (double)s->dims[s->rank - 2] * rf;
-        *fan_out = (double)s->dims[s->rank - 1] * rf;
+        *fan_in = (double)s->dims[s->rank - 2] * rf;  /* size-ok: in double */
+        *fan_out = (double)s->dims[s->rank - 1] * rf; /* size-ok: in double */
     }
 }
 
@@ -189,7 +189,7 @@ tfc_tensor *tfc_initializer_sample(tfc_ctx *ctx, const tfc_initializer *init, co
             tfc_status_oom(st, "Identity initializer", (size_t)count * sizeof(double));
             return NULL;
         }
-        for (int64_t i = 0; i < shape->dims[0] && i < shape->dims[1]; i++) v[i * shape->dims[1] + i] = in->gain;
+        for (int64_t i = 0; i < shape->dims[0] && i < shape->dims[1]; i++) v[i * shape->dims[1] + i] = in->gain; /* size-ok: inside v */
         tfc_tensor *t = from_f64(ctx, shape, dtype, v, 0, st);
         tfc_free(v);
         return t;

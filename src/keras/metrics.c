@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "eager/context_internal.h"
 #include "keras/keras_internal.h"
 #include "tfc/ops/math.h"
@@ -293,7 +294,7 @@ static bool broadcast_to(const double *w, const tfc_shape *ws, const tfc_shape *
             int64_t c = rem % vs->dims[d];
             rem /= vs->dims[d];
             if (ws->dims[d] != 1) wi += c * stride;
-            stride *= ws->dims[d];
+            stride *= ws->dims[d]; /* size-ok: a stride of the weights, which exist */
         }
         out[i] = w[wi];
     }
@@ -335,9 +336,8 @@ static bool reduce_update(tfc_metric *m, host *vals, const tfc_tensor *sample_we
         for (int64_t i = 0; i < vals->n; i++) s += vals->v[i] * bw[i], c += bw[i];
     } else if (w.shape.rank <= vals->shape.rank) {
         /* values averaged over the trailing dims the weights lack, then weighted */
-        int64_t inner = 1, outer = 1;
-        for (int i = w.shape.rank; i < vals->shape.rank; i++) inner *= vals->shape.dims[i];
-        for (int i = 0; i < w.shape.rank; i++) outer *= vals->shape.dims[i];
+        int64_t inner = tfc_dims_product(vals->shape.dims, w.shape.rank, vals->shape.rank),
+                outer = tfc_dims_product(vals->shape.dims, 0, w.shape.rank);
         bool same = w.n == outer;
         for (int i = 0; same && i < w.shape.rank; i++) same = w.shape.dims[i] == vals->shape.dims[i];
         if (!same) {

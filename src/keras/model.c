@@ -758,6 +758,39 @@ tfc_model *tfc_sequential_named(tfc_ctx *ctx, tfc_layer *const *layers, const ch
 
 tfc_model *tfc_sequential(tfc_ctx *ctx, tfc_layer *const *layers) { return tfc_sequential_named(ctx, layers, NULL); }
 
+tfc_model *tfc_sequential_n(tfc_ctx *ctx, tfc_layer *const *layers, int n, const char *name, tfc_status *st) {
+    const char *shown = name ? name : "sequential";
+    if (n < 0 || (n > 0 && !layers)) {
+        tfc_status_set(st, TFC_INVALID_ARGUMENT, "Sequential \"%s\": %d layers at %p", shown, n, (const void *)layers);
+        return NULL;
+    }
+    int missing = -1;
+    for (int i = 0; i < n && missing < 0; i++)
+        if (!layers[i]) missing = i;
+    tfc_model_impl *impl = missing < 0 ? model_alloc(ctx, &sequential_class, name, TFC_MODEL_SEQUENTIAL) : NULL;
+    if (!impl) {
+        for (int i = 0; i < n; i++) release_unowned(layers[i]);
+        if (missing >= 0)
+            tfc_status_set(st, TFC_RESOURCE_EXHAUSTED,
+                           "Sequential \"%s\": layer %d of %d is NULL (its constructor ran out of memory)", shown,
+                           missing, n);
+        else
+            tfc_status_oom(st, "Sequential", sizeof *impl);
+        return NULL;
+    }
+    int i = 0;
+    for (; i < n; i++)
+        if (!tfc_model_add(&impl->m, layers[i], &impl->deferred)) break;
+    for (int j = i + 1; j < n; j++) release_unowned(layers[j]); /* never taken */
+    if (impl->deferred.code == TFC_RESOURCE_EXHAUSTED) {
+        tfc_status_set(st, TFC_RESOURCE_EXHAUSTED, "%s", impl->deferred.msg);
+        tfc_model_free(&impl->m);
+        return NULL;
+    }
+    tfc_status_clear(st);
+    return &impl->m;
+}
+
 /* ---- Functional ---------------------------------------------------------------------------------------- */
 
 /* Releases the floating layers a failed Functional construction would otherwise leak. */

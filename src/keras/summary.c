@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "keras/model_internal.h"
 
 #define MAX_COLS 4
@@ -168,9 +169,8 @@ static void count_weights(tfc_variable **v, int n, int64_t *count, double *bytes
     *count = 0;
     *bytes = 0;
     for (int i = 0; i < n; i++) {
-        int64_t e = 1;
         const tfc_shape *s = tfc_variable_shape(v[i]);
-        for (int d = 0; d < s->rank; d++) e *= s->dims[d];
+        int64_t e = tfc_shape_product(s); /* a variable's value exists */
         *count += e;
         *bytes += (double)e * (double)tfc_dtype_size(tfc_variable_dtype(v[i]));
     }

@@ -266,9 +266,9 @@ static bool squeeze_shape(tfc_shape_ctx *c, tfc_status *st) {
             return TFC_OP_ERR(c, st, "Tried to squeeze dim index %lld for tensor with %d dimensions.", (long long)d,
                               in->rank);
         if (d < 0) d += in->rank;
-        if (in->dims[d] != 1 && in->dims[d] != -1)
-            return TFC_OP_ERR(c, st, "Can not squeeze dim[%lld], expected a dimension of 1, got %lld", (long long)d,
-                              (long long)in->dims[d]);
+        if (in->dims[d] != 1 && in->dims[d] != -1) /* TensorFlow's words, and the index as given */
+            return TFC_OP_ERR(c, st, "Can not squeeze dim[%lld], expected a dimension of 1, got %lld%s", (long long)d,
+                              (long long)in->dims[d], tfc_given_note("squeeze_dims entry", dims[k], d));
         drop[d] = true;
     }
     o->rank = 0;
@@ -334,11 +334,12 @@ static bool transpose_shape(tfc_shape_ctx *c, tfc_status *st) {
         return true;
     }
     int r = in->rank;
-    int64_t p[TFC_MAX_RANK] = {0};
+    int64_t p[TFC_MAX_RANK] = {0}, given_p[TFC_MAX_RANK];
     bool seen[TFC_MAX_RANK] = {0};
     read_all(v, p);
+    memcpy(given_p, p, sizeof p);
     for (int i = 0; i < r; i++) {
-        int64_t given = p[i]; /* the message quotes the caller's value, not the normalised one */
+        int64_t given = p[i]; /* the messages quote the caller's values, not the normalised ones */
         if (p[i] < 0 && p[i] >= -r) p[i] += r; /* TensorFlow accepts perm entries in [-rank, rank) */
         if (p[i] < 0 || p[i] >= r) return TFC_OP_ERR(c, st, "%lld is out of range [0 .. %d)", (long long)given, r);
         seen[p[i]] = true;
@@ -350,7 +351,18 @@ static bool transpose_shape(tfc_shape_ctx *c, tfc_status *st) {
             list[0] = 0;
             for (int j = 0; j < r && k < sizeof list; j++)
                 k += (size_t)snprintf(list + k, sizeof list - k, "%s%lld", j ? "," : "", (long long)p[j]);
-            return TFC_OP_ERR(c, st, "%d is missing from {%s}.", i, list);
+        {
+            char given_list[96];
+            size_t g = 0;
+            bool differ = false;
+            given_list[0] = 0;
+            for (int j = 0; j < r && g < sizeof given_list; j++) {
+                g += (size_t)snprintf(given_list + g, sizeof given_list - g, "%s%lld", j ? "," : "", (long long)given_p[j]);
+                differ |= given_p[j] != p[j];
+            }
+            return TFC_OP_ERR(c, st, "%d is missing from {%s}.%s%s%s", i, list, differ ? " (perm {" : "",
+                              differ ? given_list : "", differ ? "} as given)" : "");
+        }
         }
     o->rank = r;
     for (int i = 0; i < r; i++) o->dims[i] = in->dims[p[i]];
@@ -754,10 +766,11 @@ static bool unpack_shape(tfc_shape_ctx *c, tfc_status *st) {
     if (in->rank >= 0) {
         int r = in->rank;
         if (axis < -r || axis >= r) return TFC_OP_ERR(c, st, "axis = %lld not in [%d, %d)", (long long)axis, -r, r);
+        int64_t given = axis;
         if (axis < 0) axis += r;
         if (in->dims[axis] >= 0 && in->dims[axis] != num)
-            return TFC_OP_ERR(c, st, "Input shape axis %lld must equal %lld, got shape %s", (long long)axis, (long long)num,
-                              SHP(in));
+            return TFC_OP_ERR(c, st, "Input shape axis %lld must equal %lld, got shape %s%s", (long long)axis,
+                              (long long)num, SHP(in), tfc_given_note("axis", given, axis));
         o.rank = r - 1;
         for (int i = 0, k = 0; i < r; i++)
             if (i != axis) o.dims[k++] = in->dims[i];
@@ -776,11 +789,13 @@ const tfc_op_def tfc_op_def_unpack = {
     .shape = unpack_shape, .grad = unpack_grad,
 };
 
-/* Checks split_dim (input `i`) against the value's rank; *axis gets it normalised, -1 when unknown. */
-static bool split_axis(tfc_shape_ctx *c, int i, const tfc_shape *in, int64_t *axis, tfc_status *st) {
+/* Checks split_dim (input `i`) against the value's rank; *axis gets it normalised, -1 when unknown; *given (may
+ * be NULL) as the caller gave it. */
+static bool split_axis(tfc_shape_ctx *c, int i, const tfc_shape *in, int64_t *axis, int64_t *given, tfc_status *st) {
     *axis = -1;
     int64_t a;
     if (read_axis(c, i, &a) != 0 || in->rank < 0) return true;
+    if (given) *given = a;
     if (a < -in->rank || a >= in->rank)
         return TFC_OP_ERR(c, st, "-input rank(-%d) <= split_dim < input rank (%d), but got %lld", in->rank, in->rank,
                           (long long)a);
@@ -790,16 +805,17 @@ static bool split_axis(tfc_shape_ctx *c, int i, const tfc_shape *in, int64_t *ax
 
 static bool split_shape(tfc_shape_ctx *c, tfc_status *st) {
     const tfc_shape *in = &c->in_shapes[1], *ds = &c->in_shapes[0];
-    int64_t num = tfc_attrs_int(c->attrs, "num_split", 1), axis;
+    int64_t num = tfc_attrs_int(c->attrs, "num_split", 1), axis, given = 0;
     if (ds->rank > 0) return TFC_OP_ERR(c, st, "split_dim must be a scalar but has rank %d", ds->rank);
-    if (!split_axis(c, 0, in, &axis, st)) return false;
+    if (!split_axis(c, 0, in, &axis, &given, st)) return false;
     tfc_shape o = *in;
     if (axis < 0) {
         for (int i = 0; i < o.rank; i++) o.dims[i] = -1;
     } else if (in->dims[axis] >= 0) {
         if (in->dims[axis] % num != 0)
-            return TFC_OP_ERR(c, st, "Number of ways to split should evenly divide the split dimension, but got split_dim %lld (size = %lld) and num_split %lld",
-                              (long long)axis, (long long)in->dims[axis], (long long)num);
+            return TFC_OP_ERR(c, st, "Number of ways to split should evenly divide the split dimension, but got split_dim %lld (size = %lld) and num_split %lld%s",
+                              (long long)axis, (long long)in->dims[axis], (long long)num,
+                              tfc_given_note("split_dim", given, axis));
         o.dims[axis] = in->dims[axis] / num;
     }
     for (int i = 0; i < c->n_out; i++) c->out_shapes[i] = o;
@@ -829,10 +845,10 @@ static bool split_v_shape(tfc_shape_ctx *c, tfc_status *st) {
     int64_t num = tfc_attrs_int(c->attrs, "num_split", 1), axis;
     if (c->in_shapes[2].rank > 1 || (c->in_shapes[2].rank == 1 && c->in_shapes[2].dims[0] != 1))
         return TFC_OP_ERR(c, st, "split_dim must be a scalar but has shape %s", SHP(&c->in_shapes[2]));
-    if (!split_axis(c, 2, in, &axis, st)) return false;
+    if (!split_axis(c, 2, in, &axis, NULL, st)) return false;
     if (ss->rank != 1 || (ss->dims[0] >= 0 && ss->dims[0] != num))
         return TFC_OP_ERR(c, st, "size of the split_tensor must be 1-D and have the same elements as outputs got %d -D and %lld elements",
-                          ss->rank, (long long)(ss->rank == 1 ? ss->dims[0] : ss->rank == 2 ? ss->dims[0] * ss->dims[1] : 1));
+                          ss->rank, (long long)(ss->rank == 1 ? ss->dims[0] : ss->rank == 2 ? tfc_shape_product(ss) : 1));
     const tfc_tensor *v = known(c, 1);
     if (v && axis >= 0 && num == 1 && in->dims[axis] >= 0 && int_at(v, 0) != in->dims[axis])
         return TFC_OP_ERR(c, st, "If there is only one output, it must have the same size as the input. Input size: %lld output size: %lld",
@@ -1005,10 +1021,12 @@ bool tfc_strided_slice_spec_make(const char *op, const tfc_shape *input, const i
         int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? d : d - 1;
         if (begin && end) {
             if (shrink) {
-                int64_t x = *b < 0 ? d + *b : *b;
+                int64_t given = *b, x = given < 0 ? d + given : given;
+                if (x < 0 || x >= d) /* TensorFlow's words (the index counted from 0), and the index as given */
+                    return tfc_op_error(op, st, "slice index %lld of dimension %d out of bounds.%s", (long long)x, i,
+                                        tfc_given_note("begin", given, x));
                 *b = x;
                 *e = x + 1;
-                if (x < 0 || x >= d) return tfc_op_error(op, st, "slice index %lld of dimension %d out of bounds.", (long long)x, i);
             } else {
                 if (bmask) *b = s > 0 ? lo : hi;
                 else {

@@ -9,6 +9,7 @@
  * each gathered slice is its flat row in params viewed as [batch * outer * gather_dim, inner], which replaces
  * TensorFlow's transposes around the axis by one broadcast add of row offsets. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/size_check.h"
@@ -125,14 +126,20 @@ static bool gather_resolve(tfc_shape_ctx *c, gather_geom *g, bool *known, tfc_st
     if (bd < -ix->rank || bd > ix->rank)
         return TFC_OP_ERR(c, st, "Expected batch_dims in the range [%d, %d], but got %lld", -ix->rank, ix->rank,
                           (long long)bd);
+    const int64_t bd_given = bd;
     if (bd < 0) bd += ix->rank;
     const tfc_tensor *av = in_value(c, 2);
     if (!av) return true;
     int64_t axis = int_at(av, 0), a;
     if (!tfc_check_axis(c->op->name, axis, p->rank, &a, st)) return false;
-    if (bd > a) return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than or equal to axis (%lld).", (long long)bd, (long long)a);
+    /* TensorFlow's words (counted from 0), and the values as given */
+    char note[96];
+    snprintf(note, sizeof note, "%s%s", tfc_given_note("batch_dims", bd_given, bd), tfc_given_note("axis", axis, a));
+    if (bd > a)
+        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than or equal to axis (%lld).%s", (long long)bd,
+                          (long long)a, note);
     if (bd >= p->rank)
-        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than rank(params) (%d).", (long long)bd, p->rank);
+        return TFC_OP_ERR(c, st, "batch_dims (%lld) must be less than rank(params) (%d).%s", (long long)bd, p->rank, note);
     for (int i = 0; i < bd; i++)
         if (p->dims[i] >= 0 && ix->dims[i] >= 0 && p->dims[i] != ix->dims[i])
             return TFC_OP_ERR(c, st, "params.shape[%d]: %lld should be equal to indices.shape[%d]: %lld", i,
@@ -556,8 +563,11 @@ static bool reverse_v2_shape(tfc_shape_ctx *c, tfc_status *st) {
         if (a < -x->rank || a >= x->rank)
             return TFC_OP_ERR(c, st, "'axis'[%lld] = %lld is out of valid range [%d, %d) for input of rank %d",
                               (long long)i, (long long)a, -x->rank, x->rank, x->rank);
+        const int64_t given = a;
         if (a < 0) a += x->rank;
-        if (seen[a]) return TFC_OP_ERR(c, st, "axis %lld specified more than once.", (long long)a);
+        if (seen[a])
+            return TFC_OP_ERR(c, st, "axis %lld specified more than once.%s", (long long)a,
+                              tfc_given_note("axis entry", given, a));
         seen[a] = true;
     }
     return true;

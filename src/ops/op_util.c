@@ -1,4 +1,5 @@
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/tensor_internal.h"
@@ -34,6 +35,15 @@ bool tfc_check_axis(const char *op, int64_t axis, int rank, int64_t *out, tfc_st
                             rank);
     *out = axis < 0 ? axis + r : axis;
     return true;
+}
+
+const char *tfc_given_note(const char *what, int64_t given, int64_t normalised) {
+    static _Thread_local char buf[4][96];
+    static _Thread_local int next;
+    if (given == normalised) return "";
+    char *b = buf[next++ & 3];
+    snprintf(b, sizeof buf[0], " (%s %lld as given)", what, (long long)given);
+    return b;
 }
 
 int64_t tfc_read_ints(const char *op, const char *what, const tfc_tensor *t, int64_t *out, int64_t max, tfc_status *st) {

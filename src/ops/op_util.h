@@ -25,6 +25,10 @@ bool tfc_check_rank(tfc_shape_ctx *c, int i, int r, const char *what, tfc_status
 bool tfc_check_rank_range(tfc_shape_ctx *c, int i, int lo, int hi, const char *what, tfc_status *st);
 /* Normalises axis into [0, rank) (accepting [-rank, rank)); INVALID_ARGUMENT naming the op otherwise. */
 bool tfc_check_axis(const char *op, int64_t axis, int rank, int64_t *out, tfc_status *st);
+/* For a message that quotes, in TensorFlow's words, a value normalised by a rank (an axis counted from 0): ""
+ * when the caller gave that value, else " (<what> <given> as given)". Points into one of 4 per-thread buffers that
+ * rotate, so up to 4 notes can appear in one message. */
+const char *tfc_given_note(const char *what, int64_t given, int64_t normalised);
 /* Reads an int32/int64 tensor value (rank <= 1) into out (max n); returns the count or -1 with st set. */
 int64_t tfc_read_ints(const char *op, const char *what, const tfc_tensor *t, int64_t *out, int64_t max, tfc_status *st);
 /* Validates a computed output shape: non-negative dims and element count within int64. */

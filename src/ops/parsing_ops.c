@@ -4,12 +4,17 @@
  * the tf.train.Example protos. Neither op has a gradient. */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "core/tensor_internal.h"
 #include "ops/op_util.h"
 
+/* Element count of a (partial) shape: 0 when a dim is unknown or 0, INT64_MAX when it overflows. */
 static int64_t elems(const tfc_shape *s) {
     int64_t n = 1;
-    for (int i = 0; i < s->rank; i++) n *= s->dims[i] < 0 ? 0 : s->dims[i];
+    for (int i = 0; i < s->rank; i++)
+        if (s->dims[i] <= 0) return 0;
+    for (int i = 0; i < s->rank; i++)
+        if (!tfc_size_mul(n, s->dims[i], &n)) return INT64_MAX;
     return n;
 }
 

@@ -19,8 +19,9 @@ static bool read_reduction_mask(const char *op, const tfc_tensor *axes, int rank
             return tfc_op_error(op, st, "Invalid reduction dimension (%lld for input with %d dimension(s)), input shape %s",
                                 (long long)a, rank, SHP(in_shape));
         int d = (int)(a < 0 ? a + rank : a);
-        if (mask[d])
-            return tfc_op_error(op, st, "Invalid reduction arguments: Axes contains duplicate dimension: %d", d);
+        if (mask[d]) /* TensorFlow's words (counted from 0), and the entry as given */
+            return tfc_op_error(op, st, "Invalid reduction arguments: Axes contains duplicate dimension: %d%s", d,
+                                tfc_given_note("axes entry", a, d));
         mask[d] = true;
     }
     return true;
@@ -71,7 +72,7 @@ static bool arg_reduction_shape(tfc_shape_ctx *c, tfc_status *st) {
         return TFC_OP_ERR(c, st, "Expected dimension in the range [%d, %d), but got %lld (input shape %s)", -r, r,
                           (long long)a, SHP(in));
     int axis = (int)(a < 0 ? a + r : a);
-    if (in->dims[axis] == 0) return TFC_OP_ERR(c, st, "Reduction axis %d is empty in shape %s", axis, SHP(in));
+    if (in->dims[axis] == 0) return TFC_OP_ERR(c, st, "Reduction axis %lld is empty in shape %s", (long long)a, SHP(in));
     out.rank = 0;
     for (int i = 0; i < r; i++)
         if (i != axis) out.dims[out.rank++] = in->dims[i];

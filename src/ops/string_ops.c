@@ -69,9 +69,9 @@ static bool substr_shape(tfc_shape_ctx *c, tfc_status *st) {
     const tfc_shape *in = &c->in_shapes[0], *pos = &c->in_shapes[1], *len = &c->in_shapes[2];
     if (pos->rank >= 0 && len->rank >= 0 && !tfc_shape_equal(pos, len))
         return TFC_OP_ERR(c, st, "pos and len should have the same shape, got: %s vs. %s", SHP(pos), SHP(len));
-    int64_t np = 1;
-    for (int i = 0; i < pos->rank; i++) np *= pos->dims[i];
-    if (pos->rank >= 0 && np == 0) return TFC_OP_ERR(c, st, "received empty tensor pos_tensor: shape %s", SHP(pos));
+    bool empty = false;
+    for (int i = 0; i < pos->rank; i++) empty |= pos->dims[i] == 0;
+    if (pos->rank >= 0 && empty) return TFC_OP_ERR(c, st, "received empty tensor pos_tensor: shape %s", SHP(pos));
     if (pos->rank == 0 || tfc_shape_equal(in, pos)) {
         tfc_set_out(c, 0, in);
         return true;

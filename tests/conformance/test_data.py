@@ -229,6 +229,23 @@ def test_interleave_block_orders(rng):
         assert_same_sequence(a, b2)
 
 
+def test_interleave_lengths_as_tensorflow(rng):
+    # 0 (and negatives other than AUTOTUNE) is refused by both at construction, with TensorFlow's message
+    c = int(rng.integers(-9, 1))
+    c = -2 if c == -1 else c
+    for kw, msg in [(dict(cycle_length=c), "cycle_length must be greater than zero."),
+                    (dict(cycle_length=2, block_length=int(rng.integers(-9, 1))),
+                     "block_length must be greater than zero.")]:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=msg):
+            tfdata.Dataset.range(3).interleave(lambda i: tfdata.Dataset.range(2), **kw)
+        with pytest.raises(tfc.InvalidArgumentError, match=msg):
+            tfd.Dataset.range(3).interleave(lambda i: tfd.Dataset.range(2), **kw)
+    # AUTOTUNE: a cycle of one slot per core; the same elements either way
+    b = tfdata.Dataset.range(3).interleave(lambda i: tfdata.Dataset.range(i, i + 2), cycle_length=tfdata.AUTOTUNE)
+    a = tfd.Dataset.range(3).interleave(lambda i: tfd.Dataset.range(int(i), int(i) + 2), cycle_length=tfd.AUTOTUNE)
+    assert sorted(int(x) for x in a.as_numpy_iterator()) == sorted(int(x) for x in b.as_numpy_iterator())
+
+
 def test_flat_map(rng):
     lens = rng.integers(0, 5, size=int(rng.integers(0, 8))).astype(np.int64)
     lens_t = tf.constant(lens)

@@ -267,7 +267,7 @@ const bad_case bad_cases_indexing[] = {
     {"ReverseV2", "negative axis out of range", 2, {IN_T(2, 2, 3), I32N(1, 2, 2, 0, -3)},
      .code = TFC_INVALID_ARGUMENT, .expect = {"ReverseV2", "'axis'[1] = -3 is out of valid range"}},
     {"ReverseV2", "duplicate axis", 2, {IN_T(2, 2, 3), I32N(1, 2, 2, 1, -1)},
-     .code = TFC_INVALID_ARGUMENT, .expect = {"ReverseV2", "axis 1 specified more than once"}},
+     .code = TFC_INVALID_ARGUMENT, .expect = {"ReverseV2", "axis 1 specified more than once. (axis entry -1 as given)"}},
     {"ReverseV2", "scalar axis", 2, {IN_T(2, 2, 3), SCALAR(TFC_INT32, 1)},
      .code = TFC_INVALID_ARGUMENT, .expect = {"ReverseV2", "'dims' must be 1-dimension, not 0"}},
     {"ReverseV2", "float axis", 2, {IN_T(2, 2, 3), IN_T(1, 1)},

@@ -96,7 +96,7 @@ const op_case op_cases_reduction[] = {
     {OP, "negative axis out of range", 2, {X(2, 2, 3), IN_I32(1, 1, -3)}, .code = TFC_INVALID_ARGUMENT,          \
      .expect = {OP, "Invalid reduction dimension (-3"}},                                                           \
     {OP, "duplicate axes", 2, {X(2, 2, 3), IN_I32(1, 2, 0, -2)}, .code = TFC_INVALID_ARGUMENT,                    \
-     .expect = {OP, "Axes contains duplicate dimension: 0"}},                                                      \
+     .expect = {OP, "Axes contains duplicate dimension: 0 (axes entry -2 as given)"}},                             \
     {OP, "axis of a scalar", 2, {X(0, 0), IN_I32(1, 1, 0)}, .code = TFC_INVALID_ARGUMENT,                         \
      .expect = {OP, "Invalid reduction dimension (0 for input with 0 dimension(s)"}},                            \
     {OP, "float axes", 2, {X(2, 2, 3), F_AXES(0)}, .code = TFC_INVALID_ARGUMENT, .expect = {OP, "Tidx", "float32"}}, \

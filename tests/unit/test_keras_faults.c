@@ -21,17 +21,20 @@ typedef struct {
     double w[4];    /* a few loaded weights */
 } results;
 
-/* The layers are made one by one and checked: a constructor returns NULL when out of memory, and a NULL in
- * tfc_sequential's NULL-terminated list would end the list there (a shorter model, no error). */
+/* The layers are given as a counted list: a constructor returns NULL when out of memory, which in
+ * tfc_sequential's NULL-terminated list would end the list there (a shorter model, no error); tfc_sequential_of
+ * makes it RESOURCE_EXHAUSTED. */
 static tfc_model *make_model(tfc_ctx *ctx, tfc_status *st) {
-    tfc_layer *l[4] = {tfc_layers_dense(.units = 4, .activation = "relu", .input_shape = {3}),
-                       tfc_layers_batch_normalization(), tfc_layers_dense(.units = 2, .activation = "softmax"), NULL};
-    if (!l[0] || !l[1] || !l[2]) {
-        for (int i = 0; i < 3; i++) tfc_layer_unref(l[i]);
-        return tfc_status_oom(st, "layer", 0), NULL;
+    tfc_model *m = tfc_sequential_of(ctx, NULL, st, tfc_layers_dense(.units = 4, .activation = "relu", .input_shape = {3}),
+                                     tfc_layers_batch_normalization(),
+                                     tfc_layers_dense(.units = 2, .activation = "softmax"));
+    if (!m) return NULL;
+    tfc_layer *got[4];
+    int n = tfc_model_layers(m, got, 4);
+    if (n != 3) {
+        tfc_model_free(m);
+        return tfc_status_set(st, TFC_INTERNAL, "a Sequential model of %d layers, not 3", n), NULL;
     }
-    tfc_model *m = tfc_sequential(ctx, l);
-    if (!m) return tfc_status_oom(st, "model", 0), NULL;
     tfc_shape in = {.rank = 2, .dims = {-1, 3}};
     if (!tfc_model_build(m, &in, st)) {
         tfc_model_free(m);
@@ -153,6 +156,21 @@ static bool same(const results *a, const results *b) {
     return true;
 }
 
+/* A NULL (failed constructor) in a counted list: RESOURCE_EXHAUSTED naming its position, the other layers
+ * released (ASan's leak check); n < 0 refused; an empty list is an empty model. */
+static void test_sequential_null_layer(tfc_ctx *ctx) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_model *m = tfc_sequential_of(ctx, "m", &st, tfc_layers_dense(.units = 4, .input_shape = {3}), NULL,
+                                     tfc_layers_dense(.units = 2));
+    CHECK(!m && st.code == TFC_RESOURCE_EXHAUSTED &&
+          strstr(st.msg, "Sequential \"m\": layer 1 of 3 is NULL (its constructor ran out of memory)"));
+    CHECK(!tfc_sequential_n(ctx, NULL, -1, NULL, &st) && st.code == TFC_INVALID_ARGUMENT);
+    m = tfc_sequential_n(ctx, NULL, 0, NULL, &st);
+    tfc_layer *got[1];
+    CHECK(m && st.code == TFC_OK && tfc_model_layers(m, got, 1) == 0);
+    tfc_model_free(m);
+}
+
 typedef bool (*program_fn)(results *res, tfc_status *st);
 
 static int prog_index;
@@ -216,6 +234,7 @@ int main(void) {
     tfc_ctx *ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
     tfc_ctx_set_seed(ctx, 11);
+    test_sequential_null_layer(ctx);
     tfc_model *m = make_model(ctx, &st);
     REQUIRE(m && tfc_model_save_weights(m, weights_path, &st));
     tfc_model_free(m);

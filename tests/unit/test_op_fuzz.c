@@ -11,7 +11,8 @@
  *   TFC_FUZZ_SECONDS=s   run time (default 45 under sanitizers, 12 otherwise)
  *   TFC_FUZZ_OP=name     only that op
  *   TFC_FUZZ_VERBOSE=1   print every call before making it (with the seed of a run that a sanitizer stopped,
- *                        the last line printed is the call that failed) */
+ *                        the last line printed is the call that failed)
+ *   TFC_FUZZ_SHOW_INTERNAL=1  print the op and message of every INTERNAL error (allowed, but worth a look) */
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@
 
 /* ---- replayable randomness ---------------------------------------------------------------------------------- */
 static uint64_t rng;
+static bool show_internal;
 static uint64_t next_u64(void) { /* splitmix64 */
     uint64_t z = (rng += 0x9E3779B97F4A7C15ull);
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -441,6 +443,7 @@ static bool run_one(tfc_ctx *ctx, const tfc_op *op, stats *s, bool verbose) {
             fprintf(stderr, "  failed without a status or message (code %s)\n", tfc_code_name(st.code));
             ok = false;
         } /* INTERNAL is allowed: TensorFlow reports some failures so (EncodePng of an empty image) */
+        if (st.code == TFC_INTERNAL && show_internal) fprintf(stderr, "INTERNAL from %s: %s\n", op->def->name, st.msg);
     }
     if (!still_works(ctx)) {
         report_current();
@@ -472,6 +475,7 @@ int main(void) {
     double seconds = e ? atof(e) : DEFAULT_SECONDS;
     const char *only_op = getenv("TFC_FUZZ_OP");
     bool verbose = getenv("TFC_FUZZ_VERBOSE") != NULL;
+    show_internal = getenv("TFC_FUZZ_SHOW_INTERNAL") != NULL;
     printf("op fuzzer: seed %llu (replay with TFC_FUZZ_SEED=%llu), %.0f s\n", (unsigned long long)run_seed,
            (unsigned long long)run_seed, seconds);
     fflush(stdout);

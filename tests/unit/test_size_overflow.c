@@ -4,8 +4,10 @@
  * cycle); messages quoting the caller's values. Expected shapes and codes are TensorFlow 2.21's (where
  * TensorFlow itself aborts, e.g. concatenating two 2^62 dims, tfc refuses with INVALID_ARGUMENT). */
 #include <time.h>
+#include <unistd.h>
 
 #include "data_test_util.h"
+#include "tfc/data_more.h"
 #include "tfc_test.h"
 
 #define B ((int64_t)1 << 62)
@@ -129,7 +131,22 @@ static void test_zero_size_huge_dims(void) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
 }
 
-/* The message quotes the perm entry as the caller gave it. */
+/* Runs op expecting INVALID_ARGUMENT whose message contains want. */
+static void expect_msg(const char *op, tfc_tensor *const *in, int n, const tfc_attr *attrs, int n_attrs,
+                       const char *want) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *out[4] = {0};
+    int got = tfc_execute(ctx, op, in, n, attrs, n_attrs, out, 4, &st);
+    if (got >= 0 || st.code != TFC_INVALID_ARGUMENT || !strstr(st.msg, want)) {
+        fprintf(stderr, "%s: expected INVALID_ARGUMENT with \"%s\", got %d outputs (%s: %s)\n", op, want, got,
+                tfc_code_name(st.code), st.msg);
+        CHECK(false);
+    }
+    for (int i = 0; i < got && i < 4; i++) tfc_tensor_unref(out[i]);
+}
+
+/* Messages keep TensorFlow's words (which quote most axes counted from 0) and add the value as the caller gave it
+ * when that differs; ArgMax's, like TensorFlow's, quotes the axis as given. */
 static void test_messages_quote_the_caller(void) {
     tfc_status st = TFC_STATUS_INIT;
     tfc_tensor *x = tfc_vec_f32((float[]){1, 2, 3}, 3, &st), *p = tfc_vec_i32((int32_t[]){-10}, 1, &st);
@@ -137,6 +154,50 @@ static void test_messages_quote_the_caller(void) {
     CHECK(!y && st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "-10 is out of range [0 .. 1)"));
     tfc_tensor_unref(p);
     tfc_tensor_unref(x);
+    float v6[6] = {1, 2, 3, 4, 5, 6};
+    tfc_tensor *m = tfc_tensor_from_data(TFC_FLOAT, (int64_t[]){2, 3}, 2, v6, sizeof v6, &st);
+    tfc_tensor *m0 = tfc_tensor_new(TFC_FLOAT, (int64_t[]){2, 0}, 2, &st);
+    REQUIRE(m && m0);
+    /* Transpose {0, -2} on rank 2: a duplicate, listed as given */
+    p = tfc_vec_i32((int32_t[]){0, -2}, 2, &st);
+    expect_msg("Transpose", (tfc_tensor *[]){m, p}, 2, NULL, 0, "1 is missing from {0,0}. (perm {0,-2} as given)");
+    tfc_tensor_unref(p);
+    /* Squeeze dim -1 of [2, 3] */
+    int64_t sq[1] = {-1};
+    expect_msg("Squeeze", (tfc_tensor *[]){m}, 1, (tfc_attr[]){TFC_ATTR_INTS("squeeze_dims", sq, 1)}, 1,
+               "Can not squeeze dim[1], expected a dimension of 1, got 3 (squeeze_dims entry -1 as given)");
+    /* Unpack num 2 along axis -1 of [2, 3] */
+    expect_msg("Unpack", (tfc_tensor *[]){m}, 1, (tfc_attr[]){TFC_ATTR_I("num", 2), TFC_ATTR_I("axis", -1)}, 2,
+               "Input shape axis 1 must equal 2, got shape [2,3] (axis -1 as given)");
+    /* Split [2, 3] in 2 along -1 */
+    tfc_tensor *a = tfc_scalar_i32(-1, &st);
+    expect_msg("Split", (tfc_tensor *[]){a, m}, 2, (tfc_attr[]){TFC_ATTR_I("num_split", 2)}, 1,
+               "split_dim 1 (size = 3) and num_split 2 (split_dim -1 as given)");
+    /* ArgMax along -1 of [2, 0] */
+    expect_msg("ArgMax", (tfc_tensor *[]){m0, a}, 2, NULL, 0, "Reduction axis -1 is empty");
+    /* Sum and ReverseV2 over axes {1, -1} of [2, 3] */
+    tfc_tensor *axes = tfc_vec_i32((int32_t[]){1, -1}, 2, &st);
+    expect_msg("Sum", (tfc_tensor *[]){m, axes}, 2, NULL, 0, "Axes contains duplicate dimension: 1 (axes entry -1 as given)");
+    expect_msg("ReverseV2", (tfc_tensor *[]){m, axes}, 2, NULL, 0, "axis 1 specified more than once. (axis entry -1 as given)");
+    tfc_tensor_unref(axes);
+    /* GatherV2 axis 0, batch_dims -1 on indices of rank 2 */
+    tfc_tensor *ix = tfc_tensor_from_data(TFC_INT32, (int64_t[]){2, 1}, 2, (int32_t[]){0, 1}, 8, &st);
+    tfc_tensor *zero = tfc_scalar_i32(0, &st);
+    expect_msg("GatherV2", (tfc_tensor *[]){m, ix, zero}, 3, (tfc_attr[]){TFC_ATTR_I("batch_dims", -1)}, 1,
+               "batch_dims (1) must be less than or equal to axis (0). (batch_dims -1 as given)");
+    /* StridedSlice x[-4] of a [3] vector (shrink) */
+    x = tfc_vec_f32((float[]){1, 2, 3}, 3, &st);
+    tfc_tensor *b = tfc_vec_i32((int32_t[]){-4}, 1, &st), *e = tfc_vec_i32((int32_t[]){-3}, 1, &st);
+    tfc_tensor *s1 = tfc_vec_i32((int32_t[]){1}, 1, &st);
+    expect_msg("StridedSlice", (tfc_tensor *[]){x, b, e, s1}, 4, (tfc_attr[]){TFC_ATTR_I("shrink_axis_mask", 1)}, 1,
+               "slice index -1 of dimension 0 out of bounds. (begin -4 as given)");
+    /* ... and x[2^63 - 1]: refused before begin + 1 is formed */
+    tfc_tensor *bb = tfc_vec_i64((int64_t[]){INT64_MAX}, 1, &st), *eb = tfc_vec_i64((int64_t[]){0}, 1, &st);
+    tfc_tensor *sb = tfc_vec_i64((int64_t[]){1}, 1, &st);
+    expect_msg("StridedSlice", (tfc_tensor *[]){x, bb, eb, sb}, 4, (tfc_attr[]){TFC_ATTR_I("shrink_axis_mask", 1)}, 1,
+               "slice index 9223372036854775807 of dimension 0 out of bounds.");
+    tfc_tensor *all[] = {bb, eb, sb, b, e, s1, x, zero, ix, a, m0, m};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) tfc_tensor_unref(all[i]);
 }
 
 static tfc_dataset *twice(tfc_ctx *c, void *user, tfc_tensor *const *in, int n_in, tfc_status *st) {
@@ -220,6 +281,161 @@ static void test_prefetch_buffer_from_data(void) {
     CHECK_CODE(&st, TFC_OUT_OF_RANGE);
     tfc_iterator_free(it);
     tfc_dataset_unref(ds);
+}
+
+/* interleave's lengths as TensorFlow's InterleaveDataset op: 0 is an error (AUTOTUNE asks for the default),
+ * quoting the value given; NULL options are Python's defaults. */
+static void test_interleave_lengths(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    int64_t v[16];
+    for (int par = 0; par < 2; par++) {
+        tfc_interleave_opts o = {.cycle_length = 0, .block_length = 1, .num_parallel_calls = par ? 2 : 0};
+        CHECK(!tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st));
+        CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "cycle_length must be greater than zero.") &&
+              strstr(st.msg, "cycle_length 0,"));
+        o = (tfc_interleave_opts){.cycle_length = -7, .block_length = 1};
+        CHECK(!tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st));
+        CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "cycle_length -7,"));
+        o = (tfc_interleave_opts){.cycle_length = 2, .block_length = 0, .num_parallel_calls = par ? 2 : 0};
+        CHECK(!tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st));
+        CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "block_length must be greater than zero.") &&
+              strstr(st.msg, "block_length 0,"));
+        o = (tfc_interleave_opts){.cycle_length = 2, .block_length = TFC_AUTOTUNE};
+        CHECK(!tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st));
+        CHECK(st.code == TFC_INVALID_ARGUMENT && strstr(st.msg, "block_length -1,"));
+        /* AUTOTUNE: as many slots as cores (the order depends on that number): every element once */
+        o = (tfc_interleave_opts){.cycle_length = TFC_AUTOTUNE, .block_length = 1,
+                                  .num_parallel_calls = par ? TFC_AUTOTUNE : 0};
+        tfc_dataset *ds = tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, &o, &st);
+        CHECK_OK(&st);
+        int64_t sum = 0, n = drain_i64(ds, 0, v, 16, &st);
+        for (int i = 0; i < n && i < 16; i++) sum += v[i];
+        CHECK(n == 6 && sum == 6);
+        tfc_dataset_unref(ds);
+    }
+    tfc_dataset *ds = tfc_dataset_interleave(tfc_dataset_range(0, 3, 1, 0, &st), twice, NULL, NULL, &st);
+    CHECK_OK(&st);
+    CHECK(drain_i64(ds, 0, v, 16, &st) == 6);
+    tfc_dataset_unref(ds);
+}
+
+static tfc_tensor *vec_len(tfc_ctx *c, int64_t len, tfc_status *st) {
+    (void)c;
+    int64_t d[1] = {len};
+    tfc_tensor *t = tfc_tensor_new(TFC_FLOAT, d, 1, st);
+    if (t) for (int64_t i = 0; i < len; i++) ((float *)tfc_tensor_data(t))[i] = (float)(i + 1);
+    return t;
+}
+
+/* x -> the float32 vector [1, 2, .., x + 1] */
+static bool to_vec(tfc_ctx *c, void *user, tfc_tensor *const *in, int n_in, tfc_tensor **out, int n_out,
+                   tfc_status *st) {
+    (void)user, (void)n_in, (void)n_out;
+    out[0] = vec_len(c, *(const int64_t *)tfc_tensor_data(in[0]) + 1, st);
+    return out[0] != NULL;
+}
+
+static char *write_file(const char *name, const char *text) {
+    static char path[256];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, sizeof path, "%s/tfc_size_overflow_%d_%s", tmp && *tmp ? tmp : "/tmp", (int)getpid(), name);
+    FILE *f = fopen(path, "wb");
+    REQUIRE(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* User numbers far beyond the data on a 3-element dataset: batch, shuffle, cache and the file readers' buffers
+ * cost what the data needs (no allocation over 64 KiB); padded_batch's padded shape is the output's size, as
+ * TensorFlow's, so a huge one is a clear error quoting it. */
+static void test_data_user_numbers(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t huge = (int64_t)1 << 62;
+    int64_t v[16], want[] = {0, 1, 2};
+    tfc_alloc_set_limit(64 << 10);
+    for (int par = 0; par < 2; par++) {
+        /* batch(2^62): one batch of the 3 elements; with drop_remainder, none */
+        tfc_dataset *ds = tfc_dataset_batch(tfc_dataset_range(0, 3, 1, 0, &st), huge,
+                                            &(tfc_batch_opts){.num_parallel_calls = par ? 2 : 0}, &st);
+        CHECK_OK(&st);
+        tfc_iterator *it = tfc_iterator_new(ds, &st);
+        REQUIRE(it);
+        tfc_tensor *t[1] = {0};
+        CHECK(tfc_iterator_next(it, t, 1, &st) && tfc_tensor_rank(t[0]) == 1 && tfc_tensor_dim(t[0], 0) == 3 &&
+              same_i64(tfc_tensor_data(t[0]), want, 3));
+        tfc_tensor_unref(t[0]);
+        CHECK(!tfc_iterator_next(it, t, 1, &st) && st.code == TFC_OUT_OF_RANGE);
+        tfc_status_clear(&st);
+        tfc_iterator_free(it);
+        tfc_dataset_unref(ds);
+        ds = tfc_dataset_batch(tfc_dataset_range(0, 3, 1, 0, &st), INT64_MAX,
+                               &(tfc_batch_opts){.drop_remainder = true, .num_parallel_calls = par ? 2 : 0}, &st);
+        CHECK(drain_i64(ds, 0, v, 16, &st) == 0);
+        CHECK_OK(&st);
+        tfc_dataset_unref(ds);
+    }
+    /* shuffle(2^63 - 1): the 3 elements, each once */
+    tfc_dataset *ds = tfc_dataset_shuffle(tfc_dataset_range(0, 3, 1, 0, &st), INT64_MAX,
+                                          &(tfc_shuffle_opts){.seed = 7, .has_seed = true}, &st);
+    CHECK(drain_i64(ds, 0, v, 16, &st) == 3 && v[0] + v[1] + v[2] == 3 && v[0] * v[1] * v[2] == 0 &&
+          v[0] != v[1] && v[1] != v[2] && v[0] != v[2]);
+    CHECK_OK(&st);
+    tfc_dataset_unref(ds);
+    /* cache (memory) under repeat: two epochs of 3 */
+    ds = tfc_dataset_repeat(tfc_dataset_cache(tfc_dataset_range(0, 3, 1, 0, &st), NULL, &st), 2, &st);
+    int64_t want6[] = {0, 1, 2, 0, 1, 2};
+    CHECK(drain_i64(ds, 0, v, 16, &st) == 6 && same_i64(v, want6, 6));
+    CHECK_OK(&st);
+    tfc_dataset_unref(ds);
+    /* padded_batch: element lengths 1..3 padded to 2^62 (overflows int64 with the batch dim: INVALID_ARGUMENT)
+     * or 2^40 (fits, but 12 TiB: RESOURCE_EXHAUSTED); both quote the padded shape */
+    const int64_t pads[2] = {huge, (int64_t)1 << 40};
+    const tfc_code codes[2] = {TFC_INVALID_ARGUMENT, TFC_RESOURCE_EXHAUSTED};
+    const char *quoted[2] = {"4611686018427387904", "1099511627776"};
+    for (int k = 0; k < 2; k++) {
+        tfc_shape ps = {1, {pads[k]}};
+        ds = tfc_dataset_map(tfc_dataset_range(0, 3, 1, 0, &st), to_vec, NULL,
+                             &(tfc_map_opts){.output_spec = &(tfc_tensor_spec){TFC_FLOAT, {1, {-1}}}}, &st);
+        ds = tfc_dataset_padded_batch(ds, huge, &(tfc_padded_batch_opts){.padded_shapes = &ps}, &st);
+        CHECK_OK(&st);
+        tfc_iterator *it = tfc_iterator_new(ds, &st);
+        REQUIRE(it);
+        tfc_tensor *t[1] = {0};
+        CHECK(!tfc_iterator_next(it, t, 1, &st));
+        if (st.code != codes[k] || !strstr(st.msg, "padded_batch") || !strstr(st.msg, quoted[k])) {
+            fprintf(stderr, "padded_batch to [%lld]: %s: %s\n", (long long)pads[k], tfc_code_name(st.code), st.msg);
+            CHECK(false);
+        }
+        tfc_status_clear(&st);
+        tfc_iterator_free(it);
+        tfc_dataset_unref(ds);
+    }
+    /* a text file of 3 lines read with a 2^62-byte buffer, and as fixed-length records of 2^40 bytes: the file's
+     * size, not the record size, is checked first (the window was allocated up front) */
+    const char *path = write_file("lines.txt", "a\nbb\nccc\n");
+    ds = tfc_dataset_text_line(tfc_dataset_from_strings(&path, 1, &st), &(tfc_reader_opts){.buffer_size = huge},
+                               &st);
+    tfc_iterator *it = tfc_iterator_new(ds, &st);
+    REQUIRE(it);
+    int lines = 0;
+    for (tfc_tensor *t[1]; tfc_iterator_next(it, t, 1, &st); lines++) tfc_tensor_unref(t[0]);
+    CHECK(lines == 3 && st.code == TFC_OUT_OF_RANGE);
+    tfc_status_clear(&st);
+    tfc_iterator_free(it);
+    tfc_dataset_unref(ds);
+    ds = tfc_dataset_fixed_length_record(tfc_dataset_from_strings(&path, 1, &st), (int64_t)1 << 40, 0, 0, NULL, &st);
+    CHECK_OK(&st);
+    it = tfc_iterator_new(ds, &st);
+    REQUIRE(it);
+    tfc_tensor *t[1] = {0};
+    CHECK(!tfc_iterator_next(it, t, 1, &st) && st.code == TFC_INVALID_ARGUMENT &&
+          strstr(st.msg, "record length (1099511627776 bytes)"));
+    tfc_status_clear(&st);
+    tfc_iterator_free(it);
+    tfc_dataset_unref(ds);
+    unlink(path);
+    tfc_alloc_set_limit(0);
 }
 
 /* Calls the op fuzzer (test_op_fuzz) found failing under UBSan, each kept as a case. */
@@ -342,6 +558,8 @@ int main(void) {
     test_messages_quote_the_caller();
     test_interleave_cycle_from_data();
     test_prefetch_buffer_from_data();
+    test_interleave_lengths();
+    test_data_user_numbers();
     test_fuzzer_finds();
     test_keras_json_finds();
     tfc_ctx_free(ctx);

@@ -30,6 +30,18 @@ typedef struct tfc_dataset tfc_dataset; /* tf.data (tfc/data.h) */
  * reported by every later call on the model (build, call, compile, fit, summary). */
 TFC_API tfc_model *tfc_sequential(tfc_ctx *ctx, tfc_layer *const *layers);
 TFC_API tfc_model *tfc_sequential_named(tfc_ctx *ctx, tfc_layer *const *layers, const char *name);
+/* tf.keras.Sequential(layers) from a counted list: layers[0 .. n). A layer constructor that ran out of memory
+ * returned NULL, which in tfc_sequential's NULL-terminated list would silently end the list (a shorter model);
+ * here a NULL entry is an error: RESOURCE_EXHAUSTED "Sequential \"<name>\": layer <i> of <n> is NULL (its
+ * constructor ran out of memory)", NULL returned and every given layer released. NULL with RESOURCE_EXHAUSTED
+ * also when the model or the adding of a layer runs out of memory (layers released); INVALID_ARGUMENT for n < 0
+ * or layers NULL with n > 0. Otherwise as tfc_sequential_named (an incompatible layer is reported by every later
+ * call on the model). name NULL: "sequential", "sequential_1", ... tfc_sequential_of(ctx, name, st, layer, ...)
+ * counts its arguments. */
+TFC_API tfc_model *tfc_sequential_n(tfc_ctx *ctx, tfc_layer *const *layers, int n, const char *name, tfc_status *st);
+#define tfc_sequential_of(ctx, name, st, ...)                                                                      \
+    tfc_sequential_n((ctx), (tfc_layer *const[]){__VA_ARGS__},                                                    \
+                     (int)(sizeof((tfc_layer *const[]){__VA_ARGS__}) / sizeof(tfc_layer *)), (name), (st))
 /* model.add(layer): INVALID_ARGUMENT (layer left unowned is released) when shapes are incompatible with the
  * model built so far. */
 TFC_API bool tfc_model_add(tfc_model *m, tfc_layer *layer, tfc_status *st);

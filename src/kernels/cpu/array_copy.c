@@ -39,8 +39,8 @@ static inline void next_row(const plan *p, int64_t *idx, int64_t *so, int64_t *d
         *so += p->ss[d];
         *dof += p->ds[d];
         if (++idx[k] < p->dims[d]) return;
-        *so -= p->ss[d] * p->dims[d];
-        *dof -= p->ds[d] * p->dims[d];
+        *so -= p->ss[d] * p->dims[d];   /* size-ok: the offsets this walk just added, dims[d] times */
+        *dof -= p->ds[d] * p->dims[d];  /* size-ok: as above */
         idx[k] = 0;
     }
 }

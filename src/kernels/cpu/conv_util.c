@@ -1,6 +1,7 @@
 /* Layout and dtype staging for the conv/pool kernels (see conv_internal.h). */
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/gemm_bf16.h"
 
@@ -124,7 +125,7 @@ static void *scratch(size_t bytes, tfc_status *st) {
 static void nchw_dims(const tfc_tensor *t, int64_t *n, int64_t *c, int64_t *hw) {
     *n = t->shape.dims[0];
     *c = t->shape.dims[1];
-    *hw = t->shape.dims[2] * t->shape.dims[3];
+    *hw = tfc_dims_product(t->shape.dims, 2, 4);
 }
 
 void tfc_conv_release(conv_buf *b) {

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/image_internal.h"
 
 typedef struct {
@@ -160,7 +161,7 @@ bool tfc_image_resize_bilinear(tfc_kernel_ctx *k, tfc_status *st) {
     case TFC_BFLOAT16: fn = bilinear_rows_bf16; break;
     default: break;
     }
-    if (fn) tfc_parallel_for(k->pool, x->shape.dims[0] * j.oh, j.ow * j.ch * 12 + 16, fn, &j);
+    if (fn) tfc_parallel_for(k->pool, tfc_dims_product(y->shape.dims, 0, 2), j.ow * j.ch * 12 + 16, fn, &j);
     tfc_free(w);
     return fn ? true : tfc_kernel_unimplemented(k, x->dtype, st);
 }
@@ -199,7 +200,7 @@ bool tfc_image_resize_nearest(tfc_kernel_ctx *k, tfc_status *st) {
     const bool half = tfc_attrs_bool(k->attrs, "half_pixel_centers", false);
     nearest_job j = {.in = x->data, .out = y->data, .ih = x->shape.dims[1], .iw = x->shape.dims[2],
                      .oh = y->shape.dims[1], .ow = y->shape.dims[2],
-                     .px = (size_t)x->shape.dims[3] * tfc_dtype_size(x->dtype)};
+                     .px = (size_t)tfc_dims_product(x->shape.dims, 3, 4) * tfc_dtype_size(x->dtype)};
     if (y->num_elements == 0) return true;
     int64_t *idx = tfc_malloc((size_t)(j.oh + j.ow) * sizeof *idx);
     if (!idx) return tfc_status_oom(st, "ResizeNearestNeighbor", (size_t)(j.oh + j.ow) * sizeof *idx);
@@ -207,7 +208,7 @@ bool tfc_image_resize_nearest(tfc_kernel_ctx *k, tfc_status *st) {
     nearest_index(j.ow, j.iw, resize_scale(j.iw, j.ow, align), align, half, idx + j.oh);
     j.ys = idx;
     j.xs = idx + j.oh;
-    tfc_parallel_for(k->pool, x->shape.dims[0] * j.oh, j.ow * (int64_t)j.px / 4 + 8, nearest_rows, &j);
+    tfc_parallel_for(k->pool, tfc_dims_product(y->shape.dims, 0, 2), j.ow * (int64_t)j.px / 4 + 8, nearest_rows, &j);
     tfc_free(idx);
     return true;
 }

@@ -229,7 +229,7 @@ bool tfc_k_reverse_v2(tfc_kernel_ctx *k, tfc_status *st) {
         bool f = flag[d] && n > 1;
         if (n == 1) continue;
         if (j.rank > 0 && j.rev[j.rank - 1] == f) {
-            j.dims[j.rank - 1] *= n;
+            j.dims[j.rank - 1] *= n; /* size-ok: x is not empty, so a product of its dims is <= its size */
         } else {
             j.dims[j.rank] = n;
             j.rev[j.rank++] = f;
@@ -238,7 +238,7 @@ bool tfc_k_reverse_v2(tfc_kernel_ctx *k, tfc_status *st) {
     int64_t s = 1;
     for (int d = j.rank - 1; d >= 0; d--) {
         j.strides[d] = s;
-        s *= j.dims[d];
+        s *= j.dims[d]; /* size-ok: as above */
     }
     bool any = false;
     for (int d = 0; d < j.rank; d++) any |= j.rev[d];

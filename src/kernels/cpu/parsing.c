@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/size_check.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/cpu/parsing_wire.h"
 #include "ops/op_util.h"
@@ -539,8 +540,7 @@ static bool setup_dense(plan *pl, int d, const tfc_tensor *def, const tfc_shape 
     c->def = def;
     c->shape = *shape;
     c->varlen = shape->rank > 0 && shape->dims[0] < 0;
-    c->stride = 1;
-    for (int i = c->varlen ? 1 : 0; i < shape->rank; i++) c->stride *= shape->dims[i];
+    c->stride = tfc_dims_product(shape->dims, c->varlen ? 1 : 0, shape->rank); /* of an output that exists */
     return true;
 }
 

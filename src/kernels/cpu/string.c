@@ -282,8 +282,9 @@ static bool substr(tfc_kernel_ctx *k, tfc_status *st) {
                 const tfc_shape *a = &in->shape, *b = &pos->shape;
                 int ia = d - (r - a->rank), ib = d - (r - b->rank);
                 int64_t c = r == 2 ? at[d] : at[1];
-                if (ia >= 0) ii = ii * a->dims[ia] + (a->dims[ia] == 1 ? 0 : c);
-                if (ib >= 0) pi = pi * b->dims[ib] + (b->dims[ib] == 1 ? 0 : c);
+                /* size-ok (both): a row-major index of an element of an existing, non-empty operand */
+                if (ia >= 0) ii = ii * a->dims[ia] + (a->dims[ia] == 1 ? 0 : c); /* size-ok: see above */
+                if (ib >= 0) pi = pi * b->dims[ib] + (b->dims[ib] == 1 ? 0 : c); /* size-ok: see above */
             }
             size_t n;
             const char *s = sdata(in, ii, &n);
