@@ -8,6 +8,7 @@ file, a vocabulary line that does not parse) are clear errors naming the file.""
 import os
 import shutil
 import subprocess
+import time
 
 import numpy as np
 import pytest
@@ -245,3 +246,39 @@ def test_missing_asset_and_bad_vocabulary_line_are_clear_errors(tmp_path, rng):
     asset.unlink()
     r = _tfc(*args, check=False)
     assert r.returncode != 0 and "vocab.txt" in r.stderr and "asset" in r.stderr, r.stderr
+
+
+# ---- tfc serve: the same models behind TensorFlow Serving's REST API ----
+
+def test_serve_tf1_and_table_models(tmp_path, rng):
+    from serving_util import Server
+    base = tmp_path / "models"
+    _half_plus_two(base / "hp2" / "1", rng)
+    words, vocab = _vocab_file(tmp_path, rng, int(rng.integers(5, 30)))
+    m = _Vocab(vocab, rng)
+    tf.saved_model.save(m, str(base / "vocab" / "3"), signatures=m.__call__)
+    shutil.rmtree(tmp_path / "src")
+    config = tmp_path / "models.config"
+    config.write_text("model_config_list {\n" + "".join(
+        f'  config {{ name: "{n}" base_path: "{base / n}" model_platform: "tensorflow" }}\n' for n in ("hp2", "vocab"))
+        + "}\n")
+    x = rng.standard_normal((int(rng.integers(1, 5)), 1)).astype(np.float32)
+    keys = _keys(rng, words)
+    want_hp2 = _tf_run(base / "hp2" / "1", {"x": x})
+    want_vocab = _tf_run(base / "vocab" / "3", {"keys": keys})
+    with Server(f"--model_config_file={config}", wait_model="vocab") as s:
+        deadline = time.time() + 60  # the other model too
+        while not any(v["state"] == "AVAILABLE" for v in s.get("/v1/models/hp2").json().get("model_version_status", [])):
+            assert time.time() < deadline, s.get("/v1/models/hp2").text
+            time.sleep(0.1)
+        r = s.post("/v1/models/hp2:predict", {"inputs": {"x": x.tolist()}})
+        assert r.status_code == 200, r.text
+        out = r.json()["outputs"]
+        for k in ("y", "y2"):
+            np.testing.assert_allclose(np.array(out[k], np.float32), want_hp2[k], rtol=1e-6, atol=1e-6)
+        r = s.post("/v1/models/vocab:predict", {"instances": [k.decode() for k in keys]})
+        assert r.status_code == 200, r.text
+        preds = r.json()["predictions"]
+        assert [p["ids"] for p in preds] == want_vocab["ids"].tolist()
+        np.testing.assert_allclose(np.array([p["emb"] for p in preds], np.float32), want_vocab["emb"], rtol=1e-6,
+                                   atol=1e-6)
