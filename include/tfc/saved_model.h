@@ -2,10 +2,15 @@
  * message: MetaGraphDefs with the graph, its function library, SignatureDefs and the SavedObjectGraph),
  * variables/ (a tensor bundle checkpoint) and fingerprint.pb.
  *
- * Loading implements the inference half of tf.saved_model.load(export_dir, tags): the variables are restored
- * and every signature (`loaded.signatures["serving_default"]`) is callable. Models written by TensorFlow 2.x
- * (tf.saved_model.save of a tf.Module, tf-keras model.save(dir), Keras 3 model.export(dir)) load when the ops
- * their signatures reach have tfc kernels; the rest of the graph (the save/restore functions) may hold others. */
+ * Loading implements the inference half of tf.saved_model.load(export_dir, tags): the variables are restored,
+ * the init op runs once, and every signature (`loaded.signatures["serving_default"]`) is callable. Models written
+ * by TensorFlow 2.x (tf.saved_model.save of a tf.Module, tf-keras model.save(dir), Keras 3 model.export(dir)) and
+ * TensorFlow 1-style graphs (tf.compat.v1.saved_model.Builder / simple_save: VariableV2 reference variables,
+ * restored as the SaverDef's restore op would, and a main_op / legacy_init_op) load when the ops their signatures
+ * and init op reach have tfc kernels; the rest of the graph (the save/restore functions) may hold others. Lookup
+ * tables (HashTableV2, MutableHashTableV2) and assets are supported: the tensors naming an asset
+ * (asset_file_def, TensorFlow 1's saved_model_assets collection) are fed "<export_dir>/assets/<filename>", so an
+ * init op filling a table from a vocabulary file reads the model's own copy. */
 #ifndef TFC_SAVED_MODEL_H
 #define TFC_SAVED_MODEL_H
 
@@ -29,12 +34,15 @@ typedef struct tfc_saved_model_signature tfc_saved_model_signature;
  * NULL/0 means {"serve"}), as tf.saved_model.load(export_dir, tags). Variables are created in ctx with the values
  * of variables/variables.{index,data-*}; signatures are imported into ctx's function library (ctx must outlive
  * the model). Errors, with TensorFlow's codes and messages naming the file and field:
- *   NOT_FOUND         no saved_model.pb, no MetaGraphDef with these tags, a variable missing from the checkpoint
+ *   NOT_FOUND         no saved_model.pb, no MetaGraphDef with these tags, a variable missing from the checkpoint, an
+ *                     asset file missing from assets/ (naming it)
  *   DATA_LOSS         truncated or malformed saved_model.pb or checkpoint (CRC mismatch, short data)
  *   INVALID_ARGUMENT  bad field values (dtypes, shapes, node references, object-graph ids out of range), a
  *                     checkpoint value whose dtype or shape differs from its variable
  * A signature that cannot be imported (an op tfc lacks, sparse or composite tensors: UNIMPLEMENTED, NOT_FOUND)
- * does not fail the load: its calls return that error. Caller owns the result (tfc_saved_model_free). */
+ * does not fail the load: its calls return that error. The init op's errors (`__saved_model_init_op`, else the
+ * saved_model_main_op / legacy_init_op collection; e.g. a vocabulary line that does not parse) fail the load,
+ * prefixed with export_dir and the init op's name. Caller owns the result (tfc_saved_model_free). */
 TFC_API tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, const char *const *tags,
                                               int n_tags, tfc_status *st);
 TFC_API void tfc_saved_model_free(tfc_saved_model *m); /* NULL-safe; frees its variables and signatures */
@@ -78,9 +86,9 @@ TFC_API bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_te
  * GetModelMetadata. Returns a new buffer of *len bytes (free with tfc_free), or NULL with RESOURCE_EXHAUSTED. */
 TFC_API void *tfc_saved_model_signature_def_map(const tfc_saved_model *m, size_t *len, tfc_status *st);
 
-/* The variables (one per VarHandleOp of the graph, in graph order), borrowed from m; NULL for a variable no saved
- * function captures and the checkpoint lacks (asset-path and table variables are restored by TensorFlow's init op,
- * which tfc does not run). */
+/* The variables restored from variables/ (one slot per VarHandleOp, VariableV2 or Variable node of the graph, in
+ * graph order), borrowed from m; NULL for a variable the checkpoint does not hold (no saved function captures it,
+ * or TensorFlow 1's saver does not restore it: asset-path variables, variables the init op sets). */
 TFC_API int tfc_saved_model_num_variables(const tfc_saved_model *m);
 TFC_API tfc_variable *tfc_saved_model_variable(const tfc_saved_model *m, int i);
 

@@ -96,10 +96,40 @@ static bool port_of(const imp *m, const char *in, tfc_gport *out, tfc_status *st
     return tfc_status_set(st, TFC_INVALID_ARGUMENT, "GraphDef import: input '%s' names no output of %s", in, src->op);
 }
 
+/* TensorFlow 1's reference variables run as resource variables: a VariableV2's ref output is a handle, the
+ * ops that take a ref (Assign, AssignAdd, AssignSub) become their resource forms, and every other consumer of
+ * a ref reads the variable's value when it runs (a ReadVariableOp, after the consumer's control inputs). */
+static const char *resource_form(const char *op) {
+    static const char *const map[][2] = {{"VariableV2", "VarHandleOp"}, {"Variable", "VarHandleOp"},
+                                         {"Assign", "AssignVariableOp"}, {"AssignAdd", "AssignAddVariableOp"},
+                                         {"AssignSub", "AssignSubVariableOp"}};
+    for (size_t k = 0; k < sizeof map / sizeof *map; k++)
+        if (!strcmp(op, map[k][0])) return map[k][1];
+    return op;
+}
+static bool is_ref_variable(const char *op) { return !strcmp(op, "VariableV2") || !strcmp(op, "Variable"); }
+static bool takes_ref(const char *op) { return !strcmp(op, "Assign") || !strcmp(op, "AssignAdd") || !strcmp(op, "AssignSub"); }
+
+/* Input k of node nd reads the ref variable behind *port: a ReadVariableOp of the variable's dtype. */
+static bool read_ref(imp *m, const Tensorflow__NodeDef *nd, size_t k, const char *in, const int *ctrl, int n_ctrl,
+                     tfc_gport *port, tfc_status *st) {
+    const Tensorflow__NodeDef *src = m->b->nodes[producer(m, in)];
+    const Tensorflow__AttrValue *dt = tfc_gd_node_attr(src, "dtype");
+    if (!dt || dt->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TYPE)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "node '%s' (%s): no dtype attr", src->name, src->op);
+    tfc_attr a = {.name = "dtype", .kind = TFC_ATTR_TYPE, .v.type = (tfc_dtype)dt->type};
+    char name[1100];
+    snprintf(name, sizeof name, "%.1000s/_read_%zu", nd->name, k);
+    tfc_gnode *r = tfc_graph_add_op(m->fn->body, "ReadVariableOp", name, port, 1, &a, 1, ctrl, n_ctrl, st);
+    if (!r) return false;
+    *port = (tfc_gport){r->id, 0};
+    return true;
+}
+
 static bool add_node(imp *m, int64_t i, tfc_status *st) {
     const Tensorflow__NodeDef *nd = m->b->nodes[i];
     tfc_gd_op op;
-    if (!tfc_gd_op_resolve(m->gd, nd->op, &op))
+    if (!tfc_gd_op_resolve(m->gd, resource_form(nd->op), &op))
         return tfc_status_set(st, TFC_NOT_FOUND, "Op type not registered '%s' (node '%s')", nd->op, nd->name);
     if (!m->fdef && m->feeds && !strcmp(nd->op, "Placeholder"))
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "You must feed a value for placeholder tensor '%s'", nd->name);
@@ -133,8 +163,15 @@ static bool add_node(imp *m, int64_t i, tfc_status *st) {
             ok = port_of(m, in, &ports[n_in++], st);
         }
     }
+    for (size_t k = 0, d = 0; ok && !m->fdef && k < nd->n_input; k++) { /* reads of ref variables */
+        if (nd->input[k][0] == '^') continue;
+        int64_t p = producer(m, nd->input[k]);
+        if (p >= 0 && is_ref_variable(m->b->nodes[p]->op) && !(d == 0 && takes_ref(nd->op)))
+            ok = read_ref(m, nd, k, nd->input[k], ctrl, n_ctrl, &ports[d], st);
+        d++;
+    }
     /* attrs the op declares; a call of a library function by name becomes a PartitionedCall */
-    const char *op_name = nd->op;
+    const char *op_name = resource_form(nd->op);
     tfc_attr attrs[TFC_MAX_ATTRS + 3];
     int n_attrs = 0;
     tfc_dtype *types = NULL;
@@ -372,7 +409,8 @@ tfc_gfunc *tfc_graphdef_import_subgraph(tfc_graphdef *gd, tfc_flib *lib, const c
     size_t sp = 0;
     for (int o = 0; o < n_outputs && ok; o++) {
         int k;
-        int64_t p = outputs[o][0] == '^' ? -1 : top_tensor(&m, outputs[o], &k);
+        const bool target = outputs[o][0] == '^';
+        int64_t p = top_tensor(&m, outputs[o] + target, &k);
         if (p < 0) ok = tfc_status_set(st, TFC_NOT_FOUND, "output '%s': the graph has no such node", outputs[o]);
         else stack[sp++] = p, needed[p] = true;
         while (ok && sp) {
@@ -401,16 +439,28 @@ tfc_gfunc *tfc_graphdef_import_subgraph(tfc_graphdef *gd, tfc_flib *lib, const c
         ok = feed_ids[f] >= 0;
     }
     ok = ok && import_body(&m, st);
+    int n_rets = 0, n_targets = 0;
+    const char **ret_names = ok ? tfc_malloc(((size_t)n_outputs + 1) * sizeof *ret_names) : NULL;
+    if (ok && (!ret_names || !(fn->ctrl_rets = tfc_malloc(((size_t)n_outputs + 1) * sizeof *fn->ctrl_rets))))
+        ok = tfc_status_oom(st, "GraphDef import", (size_t)n_outputs * 16);
     for (int o = 0; o < n_outputs && ok; o++) {
         int k;
-        int64_t p = top_tensor(&m, outputs[o], &k);
+        const bool target = outputs[o][0] == '^';
+        int64_t p = top_tensor(&m, outputs[o] + target, &k);
+        if (target) { /* a node run for its effects: a control result (a fed one has nothing to run) */
+            if (m.ids[p] >= 0) fn->ctrl_rets[n_targets++] = m.ids[p];
+            continue;
+        }
         int a = fed_arg(&m, p, k);
-        rets[o] = a >= 0 ? (tfc_gport){a, 0} : (tfc_gport){m.ids[p], k};
-        if (!tfc_gport_valid(fn->body, rets[o]))
+        ret_names[n_rets] = outputs[o];
+        rets[n_rets] = a >= 0 ? (tfc_gport){a, 0} : (tfc_gport){m.ids[p], k};
+        if (!tfc_gport_valid(fn->body, rets[n_rets++]))
             ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "output '%s': node '%s' has no output %d", outputs[o],
                                 gd->top.nodes[p]->name, k);
     }
-    ok = ok && tfc_gfunc_set_rets(fn, rets, outputs, n_outputs, st);
+    if (fn) fn->n_ctrl_rets = n_targets;
+    ok = ok && tfc_gfunc_set_rets(fn, rets, ret_names, n_rets, st);
+    tfc_free(ret_names);
     if (ok) tfc_gfunc_update_stateful(fn);
     else if (fn) tfc_flib_remove(lib, fn), fn = NULL;
     tfc_free(m.ids);

@@ -24,7 +24,8 @@ typedef struct tfc_graphdef_feed {
     tfc_dtype dtype;
     const tfc_shape *shape;
 } tfc_graphdef_feed;
-/* Imports the part of gd's own nodes that `outputs` ("node" / "node:k") need, as a new function `name` of lib
+/* Imports the part of gd's own nodes that `outputs` ("node" / "node:k"; "^node": a target, run for its effects as
+ * a control result, not a result) need, as a new function `name` of lib
  * (TensorFlow's Session pruning): argument i is feeds[i], whose producer is not run (any tensor may be fed, a
  * VarHandleOp's handle as well as a Placeholder); nodes the outputs do not need are left out, so the rest of the
  * graph may hold ops tfc lacks (validate with allow_unknown_ops). The library functions those nodes call, and

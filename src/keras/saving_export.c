@@ -1,5 +1,5 @@
 /* model.export(dir): a Keras model as a SavedModel for serving (Keras's ExportArchive with the model's call as
- * `serving_default`). The model's forward pass in inference mode is traced as a graph function whose input
+ * the `serve` endpoint and `serving_default`). The model's forward pass in inference mode is traced as a graph function whose input
  * signature is the model's inputs with an unknown batch dim, and saved by tfc_saved_model_save: the captured
  * weights become the SavedModel's variables and the object graph's attributes.
  *
@@ -87,9 +87,12 @@ bool tfc_model_export(tfc_model *m, const char *export_dir, tfc_status *st) {
     set_tf_ops_only(&m->base, true);
     tfc_concrete_function *cf = f ? tfc_function_get_concrete_function(f, NULL, 0, st) : NULL;
     set_tf_ops_only(&m->base, false);
-    tfc_saved_model_signature_spec sig = {.key = TFC_SAVED_MODEL_DEFAULT_SIGNATURE, .function = cf,
-                                          .input_keys = j.keys, .output_keys = out_keys};
-    bool ok = cf && tfc_saved_model_save(m->ctx, export_dir, &sig, 1, st);
+    /* the endpoint "serve" and serving_default, as Keras's ExportArchive writes them (so the call nodes get
+     * TensorFlow's names: serving_default's outputs are "StatefulPartitionedCall_1:k") */
+    tfc_saved_model_signature_spec sig[2] = {
+        {.key = "serve", .function = cf, .input_keys = j.keys, .output_keys = out_keys},
+        {.key = TFC_SAVED_MODEL_DEFAULT_SIGNATURE, .function = cf, .input_keys = j.keys, .output_keys = out_keys}};
+    bool ok = cf && tfc_saved_model_save(m->ctx, export_dir, sig, 2, st);
     if (!ok && !strstr(st->msg, "model.export")) { /* say which call failed (the trace's errors name only ops) */
         char pre[256];
         snprintf(pre, sizeof pre, "model.export(%.200s): ", export_dir);

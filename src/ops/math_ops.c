@@ -282,6 +282,7 @@ static bool add_n_grad(tfc_grad_ctx *g, tfc_status *st) {
     static const tfc_op_def var = {.name = nm, .inputs = "x: T, y: T", .outputs = "z: T",            \
                                    .attrs = "T: {" types "}", .shape = bcast_shape, .grad = gradfn};
 BINARY(def_add_v2, "AddV2", TFC_T_REAL, add_grad)
+BINARY(def_add, "Add", TFC_T_REAL, add_grad) /* TensorFlow 1 graphs' Add: AddV2's math (string concatenation aside) */
 BINARY(def_sub, "Sub", TFC_T_REAL, sub_grad)
 BINARY(def_mul, "Mul", TFC_T_REAL, mul_grad)
 BINARY(def_real_div, "RealDiv", TFC_T_REAL, real_div_grad)
@@ -371,7 +372,7 @@ static const tfc_op_def def_add_n = {
 };
 
 const tfc_op_def *const tfc_ops_math[] = {
-    &def_add_v2, &def_sub, &def_mul, &def_real_div, &def_div_no_nan, &def_floor_div, &def_floor_mod, &def_pow,
+    &def_add_v2, &def_add, &def_sub, &def_mul, &def_real_div, &def_div_no_nan, &def_floor_div, &def_floor_mod, &def_pow,
     &def_maximum, &def_minimum, &def_squared_difference,
     &def_neg, &def_abs, &def_sign, &def_square, &def_sqrt, &def_rsqrt, &def_reciprocal, &def_exp, &def_expm1,
     &def_log, &def_log1p, &def_sin, &def_cos, &def_tanh, &def_sigmoid, &def_erf, &def_floor, &def_ceil, &def_round,

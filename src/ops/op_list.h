@@ -23,5 +23,6 @@
     TFC_OP_FAMILY(graph) \
     TFC_OP_FAMILY(functional) \
     TFC_OP_FAMILY(control_flow) \
+    TFC_OP_FAMILY(lookup) \
 
 #endif

@@ -5,6 +5,7 @@
 #define TFC_SAVED_MODEL_SM_INTERNAL_H
 
 #include "graph/graph.h"
+#include "graph/graphdef_io.h"
 #include "proto/saved_model.pb-c.h"
 #include "tfc/saved_model.h"
 
@@ -44,9 +45,28 @@ struct tfc_saved_model {
     int n_sigs;
     tfc_saved_model_signature *sigs;
     int n_vars;
-    tfc_variable **vars;            /* one per VarHandleOp of the graph, in node order */
+    tfc_variable **vars;            /* one per variable node of the graph (tfc_sm_is_variable_op), in node order */
     char **var_nodes;               /* their node names */
+    /* tensors fed to every part of the graph tfc runs (after a signature's inputs): the handle of each resource
+     * node (variables, restored or created once; lookup tables, created once) and each asset path tensor
+     * (asset_file_def's, rewired to <dir>/assets/<filename>) */
+    int n_fixed;
+    tfc_graphdef_feed *fixed;
+    char **fixed_names;
+    tfc_tensor **fixed_values;      /* owned references */
 };
+
+/* A node whose op makes a variable: VarHandleOp, or TensorFlow 1's VariableV2 / Variable (imported as resource
+ * variables: graph/graphdef_io.h). */
+bool tfc_sm_is_variable_op(const char *op);
+
+/* Fills m->fixed: one handle per resource node (restored variables' own; the others made by running their nodes
+ * once) and one string scalar per asset_file_def entry; NOT_FOUND naming the file when an asset is missing. */
+bool tfc_sm_bind_resources(tfc_saved_model *m, int id, tfc_status *st);
+/* Runs the MetaGraphDef's init op once, if it has one: the `__saved_model_init_op` signature's target, else the
+ * `saved_model_main_op` or `legacy_init_op` collection (TensorFlow 1's main_op / legacy_init_op), as
+ * TensorFlow's loader does after restoring the variables (it initializes tables, e.g. from vocabulary assets). */
+bool tfc_sm_run_init_op(tfc_saved_model *m, int id, tfc_status *st);
 
 /* Creates m->vars (one per VarHandleOp node of the graph) with the values stored in <dir>/variables, found
  * through the object graphs (SavedObjectGraph variable -> TrackableObjectGraph node -> VARIABLE_VALUE key). */

@@ -36,6 +36,13 @@ void tfc_saved_model_free(tfc_saved_model *m) {
     }
     tfc_free(m->vars);
     tfc_free(m->var_nodes);
+    for (int i = 0; i < m->n_fixed; i++) {
+        tfc_tensor_unref(m->fixed_values[i]);
+        tfc_free(m->fixed_names[i]);
+    }
+    tfc_free(m->fixed);
+    tfc_free(m->fixed_names);
+    tfc_free(m->fixed_values);
     tfc_graphdef_free(m->gd);
     tfc_pb_free(m->pb);
     tfc_free(m->dir);
@@ -71,23 +78,17 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
     s->key = tfc_strdup(e->key);
     s->in = tfc_calloc(sd->n_inputs + 1, sizeof *s->in);
     s->out = tfc_calloc(sd->n_outputs + 1, sizeof *s->out);
-    const size_t n_feeds = sd->n_inputs + (size_t)m->n_vars;
+    const size_t n_feeds = sd->n_inputs + (size_t)m->n_fixed;
     tfc_graphdef_feed *feeds = tfc_calloc(n_feeds + 1, sizeof *feeds);
     const char **outs = tfc_calloc(sd->n_outputs + 1, sizeof *outs);
-    char *vnames = tfc_malloc((size_t)m->n_vars * 1040 + 1);
-    bool ok = s->key && s->in && s->out && feeds && outs && vnames;
+    bool ok = s->key && s->in && s->out && feeds && outs;
     if (!ok) tfc_status_oom(st, "SavedModel signature", n_feeds * 64);
     for (size_t i = 0; ok && i < sd->n_inputs; i++) {
         ok = tensor_info(sd->inputs[i]->key, sd->inputs[i]->value, e->key, &s->in[i], st);
         feeds[i] = (tfc_graphdef_feed){s->in[i].name, s->in[i].dtype, s->in[i].shape.rank >= 0 ? &s->in[i].shape : NULL};
     }
     size_t n_feeds_used = sd->n_inputs;
-    for (int v = 0; ok && v < m->n_vars; v++) {
-        if (!m->vars[v]) continue; /* not restored: the graph's own VarHandleOp runs (an uninitialized variable) */
-        char *nm = vnames + (size_t)v * 1040;
-        snprintf(nm, 1040, "%s:0", m->var_nodes[v]);
-        feeds[n_feeds_used++] = (tfc_graphdef_feed){nm, TFC_RESOURCE, NULL};
-    }
+    for (int v = 0; ok && v < m->n_fixed; v++) feeds[n_feeds_used++] = m->fixed[v]; /* resources, assets */
     for (size_t i = 0; ok && i < sd->n_outputs; i++) {
         ok = tensor_info(sd->outputs[i]->key, sd->outputs[i]->value, e->key, &s->out[i], st);
         outs[i] = s->out[i].name;
@@ -102,7 +103,6 @@ static bool load_signature(tfc_saved_model *m, int id, Tensorflow__MetaGraphDef_
     }
     tfc_free(feeds);
     tfc_free(outs);
-    tfc_free(vnames);
     return ok && s->fn;
 }
 
@@ -128,7 +128,7 @@ tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, cons
     }
     tfc_graphdef *gd = m->gd;
     /* the variables: one per VarHandleOp */
-    for (size_t i = 0; i < gd->top.n_nodes; i++) m->n_vars += !strcmp(gd->top.nodes[i]->op, "VarHandleOp");
+    for (size_t i = 0; i < gd->top.n_nodes; i++) m->n_vars += tfc_sm_is_variable_op(gd->top.nodes[i]->op);
     m->vars = tfc_calloc((size_t)m->n_vars + 1, sizeof *m->vars);
     m->var_nodes = tfc_calloc((size_t)m->n_vars + 1, sizeof *m->var_nodes);
     if (!m->vars || !m->var_nodes) {
@@ -136,11 +136,13 @@ tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, cons
         goto fail;
     }
     for (size_t i = 0, v = 0; i < gd->top.n_nodes; i++)
-        if (!strcmp(gd->top.nodes[i]->op, "VarHandleOp") && !(m->var_nodes[v++] = tfc_strdup(gd->top.nodes[i]->name))) {
+        if (tfc_sm_is_variable_op(gd->top.nodes[i]->op) && !(m->var_nodes[v++] = tfc_strdup(gd->top.nodes[i]->name))) {
             tfc_status_oom(st, "SavedModel variables", 64);
             goto fail;
         }
-    if (!tfc_sm_restore_variables(m, st)) goto fail;
+    const int id = atomic_fetch_add(&model_ids, 1);
+    if (!tfc_sm_restore_variables(m, st) || !tfc_sm_bind_resources(m, id, st) || !tfc_sm_run_init_op(m, id, st))
+        goto fail;
     /* the signatures, sorted by key */
     m->sigs = tfc_calloc(m->mg->n_signature_def + 1, sizeof *m->sigs);
     if (!m->sigs) {
@@ -148,7 +150,6 @@ tfc_saved_model *tfc_saved_model_load(tfc_ctx *ctx, const char *export_dir, cons
         goto fail;
     }
     tfc_sm_sort_tensor_infos((Tensorflow__SignatureDef__InputsEntry **)m->mg->signature_def, m->mg->n_signature_def);
-    const int id = atomic_fetch_add(&model_ids, 1);
     for (size_t i = 0; i < m->mg->n_signature_def; i++) {
         if (!strcmp(m->mg->signature_def[i]->key, INIT_OP_KEY)) continue;
         /* a signature tfc cannot run (an op without a kernel) keeps its error for its calls; the others load */
@@ -228,8 +229,7 @@ bool tfc_saved_model_signature_call(tfc_saved_model_signature *s, tfc_tensor *co
     tfc_tensor **in = tfc_calloc((size_t)n + 1, sizeof *in);
     if (!in) return tfc_status_oom(st, "signature call", (size_t)n * sizeof *in);
     for (int i = 0; i < n_inputs; i++) in[i] = inputs[i];
-    for (int v = 0, k = n_inputs; v < m->n_vars && k < n; v++)
-        if (m->vars[v]) in[k++] = tfc_variable_handle(m->vars[v]);
+    for (int v = 0, k = n_inputs; v < m->n_fixed && k < n; v++) in[k++] = m->fixed_values[v];
     for (int o = 0; o < s->n_out; o++) outputs[o] = NULL;
     tfc_exec *x = tfc_exec_get(m->ctx, s->fn, st);
     bool ok = x && tfc_exec_run(m->ctx, x, in, n, outputs, st);

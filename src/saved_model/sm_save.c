@@ -164,12 +164,15 @@ static bool add_signature(saver *s, const tfc_saved_model_signature_spec *spec, 
         if (!ok && s->st->code == TFC_OK) oom(s);
     }
     for (int o = 0; o < n_out; o++) tin[n_in + n_caps + o] = fn->body->nodes[fn->rets[o].node]->out_dtypes[fn->rets[o].index];
-    snprintf(call, sizeof call, index ? "StatefulPartitionedCall_%d" : "StatefulPartitionedCall", index);
+    /* TensorFlow's names: the first call of its kind "StatefulPartitionedCall" (a function with a stateful op) or
+     * "PartitionedCall", the next ones "_1", "_2", ... in the order of the signatures' keys */
+    const char *call_op = fn->stateful ? "StatefulPartitionedCall" : "PartitionedCall";
+    snprintf(call, sizeof call, "%s", call_op);
     tfc_attr at[3] = {{.name = "Tin", .kind = TFC_ATTR_LIST_TYPE, .n = n_in + n_caps, .v.types = tin},
                       {.name = "Tout", .kind = TFC_ATTR_LIST_TYPE, .n = n_out, .v.types = tin + n_in + n_caps},
                       TFC_ATTR_FN("f", fname)};
     ok = ok && unique_name(s, call, call, sizeof call) &&
-         add(s, call, "StatefulPartitionedCall", (const char *const *)ins, n_in + n_caps, at, 3);
+         add(s, call, call_op, (const char *const *)ins, n_in + n_caps, at, 3);
     for (int o = 0; ok && o < n_out; o++) {
         char key[64], tn[96];
         snprintf(key, sizeof key, "output_%d", o);
@@ -406,7 +409,16 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
     if (!entries || !s.objs) oom(&s);
     uint8_t *og_bytes = NULL, *ckpt_graph = NULL;
     size_t og_size = 0, ckpt_size = 0;
+    /* in the order of the keys, as TensorFlow adds its signatures' nodes (their names follow that order) */
+    int *order = tfc_malloc(((size_t)n_sigs + 1) * sizeof *order);
+    if (!order) ok = oom(&s);
     for (int i = 0; ok && i < n_sigs; i++) {
+        int r = i;
+        while (r > 0 && strcmp(sigs[order[r - 1]].key, sigs[i].key) > 0) order[r] = order[r - 1], r--;
+        order[r] = i;
+    }
+    for (int r = 0; ok && r < n_sigs; r++) {
+        const int i = order[r];
         Tensorflow__MetaGraphDef__SignatureDefEntry *e = tfc_malloc(sizeof *e);
         Tensorflow__SignatureDef *sd = tfc_malloc(sizeof *sd);
         if (!e || !sd) {
@@ -464,6 +476,7 @@ bool tfc_saved_model_save(tfc_ctx *ctx, const char *export_dir, const tfc_saved_
     }
     for (int i = 0; entries && i < (int)mg.n_signature_def; i++) tfc_pb_free(entries[i]);
     tfc_free(entries);
+    tfc_free(order);
     char *owned[3] = {sv.filename_tensor_name, sv.save_tensor_name, sv.restore_op_name};
     for (int i = 0; i < 3; i++)
         if (owned[i] != protobuf_c_empty_string) tfc_free(owned[i]);

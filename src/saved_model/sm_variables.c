@@ -4,6 +4,7 @@
  * VARIABLE_VALUE attribute names the bundle key (specs/savedmodel.md §8). Without an object graph the key is the
  * variable's name (name-based checkpoints). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "proto/graphdef_internal.h"
@@ -17,6 +18,7 @@ typedef struct {
     const Tensorflow__SavedObjectGraph *og;
     Tensorflow__TrackableObjectGraph *tg; /* NULL: name-based keys */
     int32_t *to_ckpt;                     /* SavedObject id -> TrackableObject id (-1: none) */
+    bool *captured;                       /* SavedObject id -> bound to a VarHandleOp by a saved function's call */
 } binder;
 
 /* Pairs the two graphs' nodes breadth-first from the roots by equal local names. */
@@ -87,7 +89,7 @@ static const char *key_of(const binder *b, const int32_t *obj, size_t i, const c
     if (!b->og || !b->tg) return name;
     int32_t so_id = obj[i];
     for (size_t k = 0; so_id < 0 && k < b->og->n_nodes; k++) /* not captured by a saved function: by name */
-        if (b->og->nodes[k]->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE &&
+        if (b->og->nodes[k]->kind_case == TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE && !b->captured[k] &&
             !strcmp(b->og->nodes[k]->variable->name, name))
             so_id = (int32_t)k;
     if (so_id < 0 || b->og->nodes[so_id]->kind_case != TENSORFLOW__SAVED_OBJECT__KIND_VARIABLE) return NULL;
@@ -96,6 +98,43 @@ static const char *key_of(const binder *b, const int32_t *obj, size_t i, const c
     const Tensorflow__TrackableObjectGraph__TrackableObject *to = b->tg->nodes[b->to_ckpt[so_id]];
     for (size_t a = 0; a < to->n_attributes; a++)
         if (!strcmp(to->attributes[a]->name, "VARIABLE_VALUE")) return to->attributes[a]->checkpoint_key;
+    return NULL;
+}
+
+/* The node an input string names ("^" and ":k" dropped), or NULL; *k gets the output index. */
+static const Tensorflow__NodeDef *input_node(const tfc_graphdef *gd, const char *in, int *k) {
+    char name[1024];
+    const size_t n = strcspn(in + (in[0] == '^'), ":");
+    snprintf(name, sizeof name, "%.*s", (int)n, in + (in[0] == '^'));
+    const char *c = strchr(in, ':');
+    *k = c ? atoi(c + 1) : 0;
+    int64_t p = tfc_name_map_get(&gd->top.names, name);
+    return p >= 0 ? gd->top.nodes[p] : NULL;
+}
+
+/* TensorFlow 1 (a name-based checkpoint restored by the SaverDef's restore op): the bundle key the restore op
+ * assigns to variable node `var` — an Assign / AssignVariableOp of it whose value is output k of a RestoreV2
+ * (through Identity nodes) reads tensor_names[k]. NULL when the saver does not restore this variable. */
+static const char *saver_key(const tfc_graphdef *gd, const char *var) {
+    for (size_t i = 0; i < gd->top.n_nodes; i++) {
+        const Tensorflow__NodeDef *nd = gd->top.nodes[i];
+        if ((strcmp(nd->op, "Assign") && strcmp(nd->op, "AssignVariableOp")) || nd->n_input < 2) continue;
+        int k;
+        const Tensorflow__NodeDef *v = input_node(gd, nd->input[0], &k), *src = input_node(gd, nd->input[1], &k);
+        if (!v || strcmp(v->name, var)) continue;
+        for (int hop = 0; src && !strcmp(src->op, "Identity") && src->n_input && hop < 8; hop++)
+            src = input_node(gd, src->input[0], &k);
+        if (!src || strcmp(src->op, "RestoreV2") || src->n_input < 2) continue;
+        int kn;
+        const Tensorflow__NodeDef *names = input_node(gd, src->input[1], &kn);
+        const Tensorflow__AttrValue *val = names && !strcmp(names->op, "Const") ? tfc_gd_node_attr(names, "value") : NULL;
+        if (!val || val->value_case != TENSORFLOW__ATTR_VALUE__VALUE_TENSOR || !val->tensor || k < 0 ||
+            (size_t)k >= val->tensor->n_string_val)
+            continue;
+        static _Thread_local char key[1024];
+        snprintf(key, sizeof key, "%.*s", (int)val->tensor->string_val[k].len, (const char *)val->tensor->string_val[k].data);
+        return key;
+    }
     return NULL;
 }
 
@@ -150,16 +189,20 @@ bool tfc_sm_restore_variables(tfc_saved_model *m, tfc_status *st) {
     bool ok = r && (!b.og || read_object_graph(&b, r, st));
     if (ok && !obj) ok = tfc_status_oom(st, "SavedModel variables", gd->top.n_nodes * 4);
     ok = ok && (!b.og || bind_handles(gd, b.og, obj, st));
+    if (ok && b.og && !(b.captured = tfc_calloc(b.og->n_nodes + 1, sizeof *b.captured)))
+        ok = tfc_status_oom(st, "SavedModel variables", b.og->n_nodes);
+    for (size_t i = 0; ok && b.og && i < gd->top.n_nodes; i++) /* ids in range: bound_inputs checked by tfc_sm_read */
+        if (obj[i] >= 0 && (size_t)obj[i] < b.og->n_nodes) b.captured[obj[i]] = true;
     for (size_t i = 0, v = 0; ok && i < gd->top.n_nodes; i++) {
         const Tensorflow__NodeDef *nd = gd->top.nodes[i];
-        if (strcmp(nd->op, "VarHandleOp")) continue;
+        if (!tfc_sm_is_variable_op(nd->op)) continue;
         const Tensorflow__AttrValue *sn = tfc_gd_node_attr(nd, "shared_name");
         char name[1024];
         snprintf(name, sizeof name, "%.*s", sn && sn->value_case == TENSORFLOW__ATTR_VALUE__VALUE_S ? (int)sn->s.len : 0,
                  sn && sn->s.data ? (const char *)sn->s.data : "");
         if (!name[0]) snprintf(name, sizeof name, "%s", nd->name);
-        bool trainable;
-        const char *key = key_of(&b, obj, i, name, &trainable);
+        bool trainable = true;
+        const char *key = b.og || !m->mg->saver_def ? key_of(&b, obj, i, name, &trainable) : saver_key(gd, nd->name);
         if (!key) { /* not reached by any saved function (an asset path, a table): left out, as not restorable */
             v++;
             continue;
@@ -174,6 +217,7 @@ bool tfc_sm_restore_variables(tfc_saved_model *m, tfc_status *st) {
     tfc_free(obj);
     tfc_pb_free(b.tg);
     tfc_free(b.to_ckpt);
+    tfc_free(b.captured);
     tfc_bundle_close(r);
     return ok;
 }

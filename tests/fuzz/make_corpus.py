@@ -328,6 +328,14 @@ def make_grpc_predict():
     put("grpc_predict", "duplicate_key", req("m", {"x": x}) + req("", {"x": np.float32(1)}))
 
 
+def make_vocab():
+    # first byte: bits 0-2 key column, 3-5 value column (-2 line, -1 line number, 0, 1, 2, 0, 1, -2), 6-7 dtypes
+    put("vocab", "lines", bytes([0 | (1 << 3)]) + b"the\ncat\r\nsat")
+    put("vocab", "columns", bytes([2 | (3 << 3) | 2]) + b"a,10\nb,20\n,30\nc\n")
+    put("vocab", "tabs_vocab_size", bytes([3 | (2 << 3) | 16]) + b"x\t1.5\ty\n\t\t\n")
+    put("vocab", "bad_number", bytes([3 | (2 << 3) | 64]) + b"k\t99999999999999999999\n")
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -342,6 +350,7 @@ def main():
     make_ps_message()
     make_data_service()
     make_grpc_predict()
+    make_vocab()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))

@@ -21,6 +21,7 @@
     TFC_KERNEL_FAMILY(graph) \
     TFC_KERNEL_FAMILY(functional) \
     TFC_KERNEL_FAMILY(control_flow) \
+    TFC_KERNEL_FAMILY(lookup) \
 
 /* Families with kernels that keep state between calls: <fam>.c also exports tfc_cpu_kernel_defs_<fam>, a
  * table of tfc_kernel_def with create/destroy functions, ended by an entry whose op is NULL. */

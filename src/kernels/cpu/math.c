@@ -355,7 +355,7 @@ bool tfc_k_tanh_grad(tfc_kernel_ctx *k, tfc_status *st) { return run_binary(k, &
 bool tfc_k_sigmoid_grad(tfc_kernel_ctx *k, tfc_status *st) { return run_binary(k, &t_sigmoidgrad, 2, st); }
 
 const tfc_kernel_reg tfc_cpu_kernels_math[] = {
-    {"AddV2", tfc_k_add}, {"Sub", tfc_k_sub}, {"Mul", tfc_k_mul}, {"RealDiv", tfc_k_real_div},
+    {"AddV2", tfc_k_add}, {"Add", tfc_k_add}, {"Sub", tfc_k_sub}, {"Mul", tfc_k_mul}, {"RealDiv", tfc_k_real_div},
     {"DivNoNan", tfc_k_div_no_nan}, {"FloorDiv", tfc_k_floor_div}, {"FloorMod", tfc_k_floor_mod},
     {"Pow", tfc_k_pow}, {"Maximum", tfc_k_maximum}, {"Minimum", tfc_k_minimum},
     {"SquaredDifference", tfc_k_squared_difference},
