@@ -27,15 +27,15 @@
  * not deterministic (deterministic off, directly or by the dataset options), sample_from_datasets without a
  * seed, and a shuffle without a seed made inside an interleave / flat_map function.
  *
- * CHECKPOINT FILES: tfc_iterator_trackable makes the iterator an object of tf.train.Checkpoint; its state is
- * saved as a string scalar (the record above, versioned and CRC-32C checked) under TensorFlow's key
- * "<path>/.ATTRIBUTES/ITERATOR_STATE" (e.g. "iterator/.ATTRIBUTES/ITERATOR_STATE"), with the object graph entry
- * TensorFlow writes for an iterator, so the checkpoint stays a TensorFlow checkpoint: tf.train.load_checkpoint
- * lists the key (dtype string, shape []) next to the variables, and TensorFlow restores the variables of a
- * checkpoint that also holds a tfc iterator. TensorFlow cannot restore the iterator itself from it (TensorFlow
- * stores an iterator as a DT_VARIANT tensor of its own serialised per-op state; restoring tfc's string into
- * a TensorFlow iterator fails in TensorFlow), and tfc cannot restore a TensorFlow iterator's variant state
- * (tfc_iterator_restore_state: INVALID_ARGUMENT "... not a tfc iterator state"). */
+ * CHECKPOINT FILES: tfc_iterator_trackable makes the iterator an object of tf.train.Checkpoint, laid out as
+ * TensorFlow lays out an iterator: the object graph lists attribute "ITERATOR" with checkpoint_key
+ * "<path>/.ATTRIBUTES/ITERATOR" and the state is the tensor "<path>/.ATTRIBUTES/ITERATOR_STATE" (e.g.
+ * "iterator/.ATTRIBUTES/ITERATOR_STATE"). tfc's state is a string scalar (the record above, versioned and
+ * CRC-32C checked) where TensorFlow's is a DT_VARIANT vector of its own per-op state, so the file stays a
+ * TensorFlow checkpoint: tf.train.load_checkpoint lists the key (dtype string, shape []) next to the
+ * variables, and TensorFlow restores the variables of a checkpoint that holds a tfc iterator (expect_partial);
+ * TensorFlow cannot restore its iterator from tfc's state (the restore fails in TensorFlow), and tfc cannot
+ * restore a TensorFlow iterator state (the restore fails: a DT_VARIANT tensor tfc has no tensors for). */
 #ifndef TFC_DATA_CHECKPOINT_H
 #define TFC_DATA_CHECKPOINT_H
 

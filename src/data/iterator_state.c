@@ -466,7 +466,7 @@ tfc_trackable *tfc_iterator_trackable(tfc_iterator *it, tfc_status *st) {
         return NULL;
     }
     tfc_trackable *t = tfc_trackable_new(st);
-    if (t && !tfc_trackable_track_attribute(t, "ITERATOR_STATE", trackable_save, trackable_restore, it, st)) {
+    if (t && !tfc_trackable_track_attribute(t, "ITERATOR", "_STATE", trackable_save, trackable_restore, it, st)) {
         tfc_trackable_unref(t);
         return NULL;
     }

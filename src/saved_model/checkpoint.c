@@ -86,7 +86,7 @@ bool tfc_checkpoint_write(tfc_checkpoint *c, const char *file_prefix, tfc_status
         int na = 0;
         const tfc_ckpt_attr *a = tfc_trackable_attrs(g.nodes[i].obj, &na);
         for (int k = 0; ok && k < na; k++) {
-            char *key = tfc_ckpt_attr_key(&g, i, a[k].name);
+            char *key = tfc_ckpt_attr_key(&g, i, a[k].name, a[k].suffix);
             tfc_tensor *v = key ? a[k].save(a[k].user, st) : NULL;
             if (!key) ok = tfc_status_oom(st, "checkpoint key", 0);
             else ok = v && tfc_bundle_writer_add(w, key, v, st);
@@ -212,7 +212,7 @@ static const char *attr_key(const tk_obj *o, const char *name) {
 /* Whether values of this attribute name count as unused when no object takes them: variables, iterators, and
  * any name a live object of g has. */
 static bool live_attr(const tfc_ckpt_graph *g, const char *name) {
-    if (!strcmp(name, "ITERATOR_STATE")) return true;
+    if (!strcmp(name, "ITERATOR")) return true;
     for (int i = 0; i < g->n; i++) {
         int na = 0;
         const tfc_ckpt_attr *a = tfc_trackable_attrs(g->nodes[i].obj, &na);
@@ -344,10 +344,14 @@ tfc_checkpoint_status *tfc_checkpoint_restore(tfc_checkpoint *c, const char *sav
         bool all = na > 0;
         for (int k = 0; ok && k < na; k++) {
             const char *key = attr_key(o, a[k].name);
-            tfc_tensor *v = key ? tfc_bundle_read(r, key, st) : NULL;
+            char *full = key ? tfc_malloc(strlen(key) + strlen(a[k].suffix) + 1) : NULL;
+            if (full) snprintf(full, strlen(key) + strlen(a[k].suffix) + 1, "%s%s", key, a[k].suffix);
+            tfc_tensor *v = full ? tfc_bundle_read(r, full, st) : NULL;
             if (!key) all = false;
+            else if (!full) ok = tfc_status_oom(st, "checkpoint key", strlen(key));
             else ok = v && a[k].restore(a[k].user, v, st);
             tfc_tensor_unref(v);
+            tfc_free(full);
         }
         if (ok && na > 0) used[cid] = true, got[match[cid]] = all;
     }

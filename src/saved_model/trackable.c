@@ -72,7 +72,10 @@ void tfc_trackable_unref(tfc_trackable *t) {
         tfc_trackable_unref(t->refs_arr[i].child);
     }
     for (int i = 0; i < t->n_slots; i++) tfc_free(t->slots[i].name);
-    for (int i = 0; i < t->n_attrs; i++) tfc_free(t->attrs[i].name);
+    for (int i = 0; i < t->n_attrs; i++) {
+        tfc_free(t->attrs[i].name);
+        tfc_free(t->attrs[i].suffix);
+    }
     tfc_free(t->attrs);
     tfc_free(t->refs_arr);
     tfc_free(t->slots);
@@ -131,7 +134,8 @@ bool tfc_trackable_track_slot(tfc_trackable *t, tfc_variable *original, const ch
     return true;
 }
 
-bool tfc_trackable_track_attribute(tfc_trackable *t, const char *name, tfc_tensor *(*save)(void *user, tfc_status *st),
+bool tfc_trackable_track_attribute(tfc_trackable *t, const char *name, const char *key_suffix,
+                                   tfc_tensor *(*save)(void *user, tfc_status *st),
                                    bool (*restore)(void *user, const tfc_tensor *value, tfc_status *st), void *user,
                                    tfc_status *st) {
     if (!t || !name || !name[0] || !strcmp(name, "VARIABLE_VALUE") || !save || !restore)
@@ -144,9 +148,13 @@ bool tfc_trackable_track_attribute(tfc_trackable *t, const char *name, tfc_tenso
     tfc_ckpt_attr *a = tfc_realloc(t->attrs, (size_t)(t->n_attrs + 1) * sizeof *a);
     if (!a) return tfc_status_oom(st, "attributes", (size_t)(t->n_attrs + 1) * sizeof *a);
     t->attrs = a;
-    char *n = tfc_ckpt_strdup(name);
-    if (!n) return tfc_status_oom(st, name, strlen(name));
-    t->attrs[t->n_attrs++] = (tfc_ckpt_attr){n, save, restore, user};
+    char *n = tfc_ckpt_strdup(name), *sfx = tfc_ckpt_strdup(key_suffix ? key_suffix : "");
+    if (!n || !sfx) {
+        tfc_free(n);
+        tfc_free(sfx);
+        return tfc_status_oom(st, name, strlen(name));
+    }
+    t->attrs[t->n_attrs++] = (tfc_ckpt_attr){n, sfx, save, restore, user};
     tfc_status_clear(st);
     return true;
 }
@@ -305,12 +313,13 @@ char *tfc_ckpt_node_key(const tfc_ckpt_graph *g, int node) {
     return k;
 }
 
-char *tfc_ckpt_attr_key(const tfc_ckpt_graph *g, int node, const char *name) {
+char *tfc_ckpt_attr_key(const tfc_ckpt_graph *g, int node, const char *name, const char *suffix) {
     const char *p = g->nodes[node].path;
     char *e = escape(name);
-    size_t n = strlen(p) + (e ? strlen(e) : 0) + 16;
+    if (!suffix) suffix = "";
+    size_t n = strlen(p) + (e ? strlen(e) : 0) + strlen(suffix) + 16;
     char *k = e ? tfc_malloc(n) : NULL;
-    if (k) snprintf(k, n, "%s%s.ATTRIBUTES/%s", p, p[0] ? "/" : "", e);
+    if (k) snprintf(k, n, "%s%s.ATTRIBUTES/%s%s", p, p[0] ? "/" : "", e, suffix);
     tfc_free(e);
     return k;
 }
@@ -373,13 +382,13 @@ bool tfc_ckpt_graph_serialize(const tfc_ckpt_graph *g, uint8_t **out, size_t *si
             o->attributes = &oattp[oa];
             o->n_attributes = (size_t)nd->obj->n_attrs;
             for (int a = 0; a < nd->obj->n_attrs; a++, oa++) {
-                if (!(okeys[oa] = tfc_ckpt_attr_key(g, i, nd->obj->attrs[a].name))) {
+                if (!(okeys[oa] = tfc_ckpt_attr_key(g, i, nd->obj->attrs[a].name, NULL))) {
                     ok = tfc_status_oom(st, "object graph", 0);
                     break;
                 }
                 tensorflow__trackable_object_graph__trackable_object__serialized_tensor__init(&oatts[oa]);
                 oatts[oa].name = nd->obj->attrs[a].name;
-                oatts[oa].full_name = okeys[oa];
+                oatts[oa].full_name = "";
                 oatts[oa].checkpoint_key = okeys[oa];
                 oattp[oa] = &oatts[oa];
             }
