@@ -34,8 +34,9 @@
  * CRC-32C checked) where TensorFlow's is a DT_VARIANT vector of its own per-op state, so the file stays a
  * TensorFlow checkpoint: tf.train.load_checkpoint lists the key (dtype string, shape []) next to the
  * variables, and TensorFlow restores the variables of a checkpoint that holds a tfc iterator (expect_partial);
- * TensorFlow cannot restore its iterator from tfc's state (the restore fails in TensorFlow), and tfc cannot
- * restore a TensorFlow iterator state (the restore fails: a DT_VARIANT tensor tfc has no tensors for). */
+ * TensorFlow cannot restore its iterator from tfc's state (TensorFlow's restore raises InvalidArgumentError
+ * "... expected dtype variant does not equal original dtype string"), and tfc cannot restore a TensorFlow
+ * iterator state (tfc_checkpoint_restore: INVALID_ARGUMENT naming the key and DT_VARIANT). */
 #ifndef TFC_DATA_CHECKPOINT_H
 #define TFC_DATA_CHECKPOINT_H
 
