@@ -351,10 +351,9 @@ tfc_checkpoint_status *tfc_checkpoint_restore(tfc_checkpoint *c, const char *sav
             else if (!full) ok = tfc_status_oom(st, "checkpoint key", strlen(key));
             else if (!v && st->code == TFC_UNIMPLEMENTED) /* a dtype tfc has no tensors for */
                 ok = tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                                    "%s: cannot restore attribute %s from '%s': %s (TensorFlow writes its own iterator "
-                                    "state as DT_VARIANT, which only TensorFlow reads; tfc restores the states tfc "
-                                    "wrote)",
-                                    save_path, a[k].name, full, st->msg);
+                                    "%s: cannot restore %s from '%s': a dtype tfc has no tensors for (TensorFlow "
+                                    "writes its iterators' state as DT_VARIANT; tfc restores the states tfc wrote)",
+                                    save_path, a[k].name, full);
             else ok = v && a[k].restore(a[k].user, v, st);
             tfc_tensor_unref(v);
             tfc_free(full);
