@@ -79,6 +79,20 @@ TFC_API bool tfc_trackable_track_child(tfc_trackable *t, const char *local_name,
 TFC_API bool tfc_trackable_track_slot(tfc_trackable *t, tfc_variable *original, const char *slot_name,
                                       tfc_variable *slot, tfc_status *st);
 
+/* A value of t that is not a variable (TensorFlow's saveable attributes, e.g. a tf.data iterator's: see
+ * tfc/data_checkpoint.h): listed in the object graph as attribute `name` with checkpoint_key
+ * "<t's path>/.ATTRIBUTES/<name>", its tensor stored under that key followed by key_suffix (NULL: none), as
+ * TensorFlow does (an iterator: name "ITERATOR", suffix "_STATE", so the tensor is
+ * "iterator/.ATTRIBUTES/ITERATOR_STATE"). Saving stores the tensor save(user) returns (a new reference; NULL
+ * with st set fails the save); a restore that matches t passes the stored tensor to restore(user, value) (false
+ * with st set fails the restore). An attribute missing from the checkpoint counts as an unmatched object, one
+ * left unused as an unused value. user is borrowed. INVALID_ARGUMENT: an empty name, "VARIABLE_VALUE", a
+ * duplicate name, or a NULL callback. */
+TFC_API bool tfc_trackable_track_attribute(tfc_trackable *t, const char *name, const char *key_suffix,
+                                           tfc_tensor *(*save)(void *user, tfc_status *st),
+                                           bool (*restore)(void *user, const tfc_tensor *value, tfc_status *st),
+                                           void *user, tfc_status *st);
+
 /* Callbacks of an object whose checkpointed values mirror state kept elsewhere (a hyper-parameter held as a
  * number, saved as a variable): saving(user) runs before its variables are written, restored(user) after a
  * restore assigned values to variables anywhere in the checkpoint, free_user(user) when t is freed. Any may be

@@ -33,6 +33,7 @@
 #include "tfc/keras/preprocessing.h"
 #include "tfc/distribute.h"
 #include "tfc/checkpoint.h"
+#include "tfc/data_checkpoint.h"
 #include "tfc/parameter_server.h"
 
 /* Typed op wrappers, one header per family (tf.math, tf.nn, ...). */

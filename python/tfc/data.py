@@ -112,6 +112,7 @@ _SIGS = {
     "tfc_iterator_new": (_P, [_P, _PS]),
     "tfc_iterator_next": (_B, [_P, _PP, _I, _PS]),
     "tfc_iterator_free": (None, [_P]),
+    "tfc_iterator_trackable": (_P, [_P, _PS]),
     "tfc_dataset_from_tensors": (_P, [_PP, _I, _CP, _PS]),
     "tfc_dataset_from_tensor_slices": (_P, [_PP, _I, _CP, _PS]),
     "tfc_dataset_from_strings": (_P, [ctypes.POINTER(_CP), _I, _PS]),
@@ -702,6 +703,10 @@ class _Iterator:
 
     def get_next(self):
         return self.__next__()
+
+    def _tfc_trackable(self):
+        """A new trackable handle for tf.train.Checkpoint(iterator=it) (tfc/data_checkpoint.h)."""
+        return _call("tfc_iterator_trackable", self._h)
 
     def __del__(self):
         h = getattr(self, "_h", None)

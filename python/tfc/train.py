@@ -151,7 +151,8 @@ def _trackable(obj, keep):
 
 class Checkpoint:
     """tf.train.Checkpoint. Checkpoint(model=m) for a tfc.keras.Model (its compiled optimizer is saved as
-    "optimizer"), or Checkpoint(**objects) with tfc.Variables and dicts of them (nested objects)."""
+    "optimizer"), or Checkpoint(**objects) with tfc.Variables, dicts of them (nested objects) and dataset
+    iterators (iter(dataset): saved as "<name>/.ATTRIBUTES/ITERATOR_STATE", see include/tfc/data_checkpoint.h)."""
 
     def __init__(self, model=None, **objects):
         st = Status()
@@ -161,8 +162,9 @@ class Checkpoint:
                 raise ValueError("tfc.train.Checkpoint: model= takes no other objects")
             h = lib.tfc_model_checkpoint_new(model._m, ctypes.byref(st))
         else:
-            dicts = {k: v for k, v in objects.items() if isinstance(v, dict)}
-            handles = [_trackable(v, self._keep) for v in dicts.values()]
+            dicts = {k: v for k, v in objects.items() if isinstance(v, dict) or hasattr(v, "_tfc_trackable")}
+            handles = [v._tfc_trackable() if hasattr(v, "_tfc_trackable") else _trackable(v, self._keep)
+                       for v in dicts.values()]
             names = (ctypes.c_char_p * max(1, len(handles)))(*[k.encode() for k in dicts])
             arr = (_P * max(1, len(handles)))(*handles)
             h = lib.tfc_checkpoint_new(_lib.ctx(), names, arr, len(handles), ctypes.byref(st))
@@ -171,7 +173,7 @@ class Checkpoint:
             if h:
                 root = lib.tfc_checkpoint_root(h)
                 for k, v in objects.items():
-                    if not isinstance(v, dict) and not lib.tfc_trackable_track_variable(root, k.encode(), v._v,
+                    if k not in dicts and not lib.tfc_trackable_track_variable(root, k.encode(), v._v,
                                                                                         ctypes.byref(st)):
                         break
                 if st.code:

@@ -75,6 +75,7 @@ struct data_ictx {
     tfc_data_options opts;
     bool deterministic;       /* resolved opts.deterministic */
     int max_threads;          /* resolved private_threadpool_size (>= 1) */
+    struct data_replay *replay; /* the tfc_iterator's checkpoint record (src/data/iterator_state.c) */
 };
 
 typedef struct data_iter_vt {

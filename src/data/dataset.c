@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "data/data_internal.h"
+#include "data/iterator_state.h"
 
 /* ---- structure strings --------------------------------------------------------------------------------------
  * Parsed into a small tree only to validate, count leaves and print the canonical form (dict keys sorted). */
@@ -512,6 +513,7 @@ void *data_iter_alloc(size_t size, const data_iter_vt *vt, tfc_dataset *ds, cons
 }
 
 data_iter *data_iter_make(tfc_dataset *ds, const data_ictx *ictx, tfc_status *st) {
+    if (ictx->replay) data_replay_made(ictx->replay, ds);
     return ds->kind->make_iter(ds, ictx, st);
 }
 
@@ -544,8 +546,10 @@ tfc_iterator *tfc_iterator_new(tfc_dataset *ds, tfc_status *st) {
     int cap = ds->opts.private_threadpool_size;
     it->ictx.max_threads = cap > 0 ? cap : cores;
     it->ds = tfc_dataset_ref(ds);
-    it->root = data_iter_make(ds, &it->ictx, st);
+    it->ictx.replay = data_replay_new(ds, st);
+    it->root = it->ictx.replay ? data_iter_make(ds, &it->ictx, st) : NULL;
     if (!it->root) {
+        data_replay_free(it->ictx.replay);
         tfc_dataset_unref(it->ds);
         tfc_free(it);
         return NULL;
@@ -561,14 +565,16 @@ bool tfc_iterator_next(tfc_iterator *it, tfc_tensor **out, int max_out, tfc_stat
         return tfc_status_set(st, TFC_INVALID_ARGUMENT, "iterator_next: elements have %d components, room for %d", n,
                               max_out);
     for (int i = 0; i < n; i++) out[i] = NULL;
-    if (it->ended) return tfc_status_set(st, TFC_OUT_OF_RANGE, "End of sequence");
+    if (it->ended || !it->root) return tfc_status_set(st, TFC_OUT_OF_RANGE, "End of sequence");
     bool end = false;
     tfc_status_clear(st);
     if (!data_iter_next(it->root, out, &end, st)) {
         data_unref_n(out, n);
         if (st->code == TFC_OK) tfc_status_set(st, TFC_INTERNAL, "iterator failed without a status");
+        data_replay_note(it->ictx.replay, NULL, 0, st->code, false);
         return false;
     }
+    data_replay_note(it->ictx.replay, out, n, TFC_OK, end);
     if (end) {
         it->ended = true;
         return tfc_status_set(st, TFC_OUT_OF_RANGE, "End of sequence");
@@ -579,8 +585,23 @@ bool tfc_iterator_next(tfc_iterator *it, tfc_tensor **out, int max_out, tfc_stat
 void tfc_iterator_free(tfc_iterator *it) {
     if (!it) return;
     data_iter_free(it->root);
+    data_replay_free(it->ictx.replay);
     tfc_dataset_unref(it->ds);
     tfc_free(it);
 }
+
+bool data_iterator_reset(tfc_iterator *it, tfc_status *st) {
+    data_iter_free(it->root);
+    it->ended = !(it->root = data_iter_make(it->ds, &it->ictx, st));
+    return !it->ended;
+}
+
+void data_iterator_end(tfc_iterator *it) {
+    data_iter_free(it->root);
+    it->root = NULL;
+    it->ended = true;
+}
+
+data_replay *data_iterator_replay(tfc_iterator *it) { return it->ictx.replay; }
 
 tfc_dataset *tfc_iterator_dataset(const tfc_iterator *it) { return it ? it->ds : NULL; }

@@ -7,10 +7,12 @@
 
 #include "core/philox.h"
 #include "data/data_internal.h"
+#include "data/iterator_state.h"
 
 typedef struct shuffle_params {
     int64_t buffer_size;
-    int64_t seed;
+    _Atomic int64_t seed;     /* set again when an iterator checkpoint is restored (iterator_state.c) */
+    bool has_seed;
     bool reshuffle;
     _Atomic int64_t epochs;   /* iterators made so far (reshuffle_each_iteration) */
 } shuffle_params;
@@ -101,19 +103,38 @@ static data_iter *shuffle_make_iter(tfc_dataset *ds, const data_ictx *ictx, tfc_
         data_iter_free(&it->base);
         return NULL;
     }
-    int64_t epoch = p->reshuffle ? atomic_fetch_add(&p->epochs, 1) : 0;
-    tfc_philox_init(&it->rng, (uint64_t)p->seed, (uint64_t)epoch);
+    int64_t epoch;
+    if (!data_replay_shuffle_epoch(ictx->replay, ds, p->has_seed, &epoch)) {
+        epoch = p->reshuffle ? atomic_fetch_add(&p->epochs, 1) : 0;
+        data_replay_shuffle_log(ictx->replay, ds, epoch);
+    }
+    tfc_philox_init(&it->rng, (uint64_t)atomic_load(&p->seed), (uint64_t)epoch);
     return &it->base;
 }
 
 static void shuffle_describe(const tfc_dataset *ds, data_strbuf *b) {
     shuffle_params *p = ds->p;
     data_strbuf_printf(b, "buffer_size=%lld, seed=%lld, reshuffle_each_iteration=%s", (long long)p->buffer_size,
-                       (long long)p->seed, p->reshuffle ? "true" : "false");
+                       (long long)atomic_load(&p->seed), p->reshuffle ? "true" : "false");
 }
 
 static const data_kind shuffle_kind = {"ShuffleDatasetV3", shuffle_make_iter, data_card_input, NULL,
                                        shuffle_describe};
+
+bool data_shuffle_get(const tfc_dataset *ds, int64_t *seed, int64_t *counter) {
+    if (ds->kind != &shuffle_kind) return false;
+    shuffle_params *p = ds->p;
+    *seed = atomic_load(&p->seed);
+    *counter = atomic_load(&p->epochs);
+    return true;
+}
+
+void data_shuffle_set(tfc_dataset *ds, int64_t seed, int64_t counter) {
+    if (ds->kind != &shuffle_kind) return;
+    shuffle_params *p = ds->p;
+    atomic_store(&p->seed, seed);
+    atomic_store(&p->epochs, counter);
+}
 
 tfc_dataset *tfc_dataset_shuffle(tfc_dataset *in, int64_t buffer_size, const tfc_shuffle_opts *opts,
                                  tfc_status *st) {
@@ -130,7 +151,8 @@ tfc_dataset *tfc_dataset_shuffle(tfc_dataset *in, int64_t buffer_size, const tfc
     if (!data_spec_copy(&ds->spec, &in->spec, st)) return data_ds_fail(ds);
     shuffle_params *p = ds->p;
     p->buffer_size = buffer_size;
-    p->seed = o.has_seed ? o.seed : data_random_seed();
+    atomic_init(&p->seed, o.has_seed ? o.seed : data_random_seed());
+    p->has_seed = o.has_seed;
     p->reshuffle = TFC_FLAG(o.reshuffle_each_iteration, true);
     atomic_init(&p->epochs, 0);
     tfc_status_clear(st);

@@ -9,9 +9,16 @@
  * file system every worker sees; every worker restores from it, only the chief writes and deletes it (the
  * workers' states are identical after each synchronous step, so the chief's backup is everyone's).
  *
+ * Mid-epoch (save_freq = N batches, fit fed from a dataset): every N batches the backup also records the
+ * batches done in the running epoch and the dataset iterator's state (tfc/data_checkpoint.h); a resumed fit
+ * restores the iterator and continues that epoch after those batches, with exactly the elements the
+ * uninterrupted run would have seen. Epoch-end backups of a dataset fit carry the iterator state too (the
+ * shuffle epochs, and the position of an iterator kept across epochs with steps_per_epoch).
+ *
  * File layout (little-endian as written by this machine): "TFCBKUP1", u32 version, i64 epoch, u64 seed base,
  * u32 weights, u32 optimizer variables, then per tensor i32 dtype, i32 rank, i64 dims[rank], u64 bytes, data;
- * u32 CRC-32 (zlib) of everything before it. */
+ * version 2 then has i64 step (batches done in `epoch`; -1: the epoch is complete) and u64 length + the
+ * iterator state (length 0: none); u32 CRC-32 (zlib) of everything before it. Version 1 files are read. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,14 +28,18 @@
 
 #include "platform/files.h"
 #include "keras/model_internal.h"
+#include "tfc/data_checkpoint.h"
 #include "tfc/distribute.h"
 
 #define BACKUP_MAGIC "TFCBKUP1"
-#define BACKUP_VERSION 1u
+#define BACKUP_VERSION 2u
 #define BACKUP_FILE "backup.tfcb"
 
 typedef struct {
     char *dir, *path, *tmp;
+    int64_t save_freq;     /* 0: epoch ends only; N: also every N batches */
+    int64_t since_save;    /* batches since the last backup */
+    int epoch;             /* the running epoch */
 } backup;
 
 /* ---- writing ---- */
@@ -79,8 +90,12 @@ static int collect_opt_vars(tfc_model *m, tfc_variable ***out, tfc_status *st) {
     return tfc_optimizer_variables(o, v, n);
 }
 
-static bool backup_save(backup *b, tfc_model *m, int epoch, tfc_status *st) {
+/* step: batches done in `epoch` (-1: the epoch is complete). */
+static bool backup_save(backup *b, tfc_model *m, int epoch, int64_t step, tfc_status *st) {
     if (!tfc_make_dirs(b->dir, "BackupAndRestore", st)) return false;
+    tfc_fit_state *fs = TFC_IMPL(m)->fit;
+    tfc_tensor *its = fs && fs->iter ? tfc_iterator_save_state(fs->iter, st) : NULL;
+    if (fs && fs->iter && !its) return false;
     int nw = tfc_model_get_weights(m, NULL, 0, st);
     if (nw < 0) return false;
     tfc_tensor **w = tfc_calloc((size_t)(nw ? nw : 1), sizeof *w);
@@ -103,6 +118,12 @@ static bool backup_save(backup *b, tfc_model *m, int epoch, tfc_status *st) {
         w_bytes(&wt, &n_o, sizeof n_o);
         for (int i = 0; i < nw; i++) w_tensor(&wt, w[i]);
         for (int i = 0; i < no; i++) w_tensor(&wt, tfc_variable_value(ov[i]));
+        size_t slen = 0;
+        const char *sb = its ? tfc_tensor_string(its, 0, &slen) : NULL;
+        uint64_t state_len = slen;
+        w_bytes(&wt, &step, sizeof step);
+        w_bytes(&wt, &state_len, sizeof state_len);
+        w_bytes(&wt, sb, slen);
         uint32_t crc = (uint32_t)wt.crc;
         if (wt.ok) wt.ok = fwrite(&crc, 1, sizeof crc, f) == sizeof crc;
         wt.ok = wt.ok && fflush(f) == 0 && fsync(fileno(f)) == 0;
@@ -119,6 +140,7 @@ static bool backup_save(backup *b, tfc_model *m, int epoch, tfc_status *st) {
     for (int i = 0; i < nw; i++) tfc_tensor_unref(w[i]);
     tfc_free(w);
     tfc_free(ov);
+    tfc_tensor_unref(its);
     return ok;
 }
 
@@ -203,7 +225,8 @@ static bool backup_restore(backup *b, tfc_model *m, tfc_status *st) {
         ok = (uint32_t)crc32(crc32(0, NULL, 0), data, (uInt)(n - 4)) == crc;
         r.n = n - 4;
     }
-    ok = ok && r_bytes(&r, &version, 4) && version == BACKUP_VERSION && r_bytes(&r, &epoch, 8) && epoch >= 0 &&
+    ok = ok && r_bytes(&r, &version, 4) && (version == 1 || version == BACKUP_VERSION) && r_bytes(&r, &epoch, 8) &&
+         epoch >= 0 &&
          r_bytes(&r, &seed, 8) && r_bytes(&r, &n_w, 4) && r_bytes(&r, &n_o, 4) && n_w < (1u << 24) && n_o < (1u << 24);
     if (!ok) {
         tfc_free(data);
@@ -218,7 +241,21 @@ static bool backup_restore(backup *b, tfc_model *m, tfc_status *st) {
             if (st->code == TFC_OK)
                 tfc_status_set(st, TFC_DATA_LOSS, "BackupAndRestore: %s: tensor %u is malformed", b->path, i);
         }
+    int64_t step = -1;
+    uint64_t state_len = 0;
+    const char *state = NULL;
+    if (ok && version >= 2) {
+        if (!r_bytes(&r, &step, 8) || step < -1 || !r_bytes(&r, &state_len, 8) || state_len > r.n - r.off)
+            ok = tfc_status_set(st, TFC_DATA_LOSS, "BackupAndRestore: %s: malformed position record", b->path);
+        else state = (const char *)r.p + r.off, r.off += (size_t)state_len;
+    }
     if (ok && r.off != r.n) ok = tfc_status_set(st, TFC_DATA_LOSS, "BackupAndRestore: %s: trailing data", b->path);
+    tfc_fit_state *fs = TFC_IMPL(m)->fit;
+    if (ok && (step >= 0 || state_len) && !(fs && fs->dataset))
+        ok = tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                            "BackupAndRestore: %s was written by a fit fed from a dataset (it holds the iterator's "
+                            "position); resume it with fit on the same dataset",
+                            b->path);
     /* The optimizer's slots appear at its first update: create them, then overwrite everything. */
     int have_w = ok ? tfc_model_get_weights(m, NULL, 0, st) : 0;
     if (ok && have_w != (int)n_w)
@@ -243,9 +280,15 @@ static bool backup_restore(backup *b, tfc_model *m, tfc_status *st) {
     }
     if (ok) ok = tfc_model_set_weights(m, t, (int)n_w, st);
     for (uint32_t i = 0; ok && i < n_o; i++) ok = tfc_variable_assign(m->ctx, ov[i], t[n_w + i], st);
+    if (ok && state_len) {
+        size_t sl = (size_t)state_len;
+        tfc_tensor_unref(fs->iter_state);
+        ok = (fs->iter_state = tfc_tensor_from_strings(&state, &sl, NULL, 0, st)) != NULL;
+    }
     if (ok) {
-        tfc_model_fit_set_initial_epoch(m, (int)epoch + 1);
+        tfc_model_fit_set_initial_epoch(m, step >= 0 ? (int)epoch : (int)epoch + 1);
         tfc_model_fit_set_seed_base(m, seed);
+        if (fs) fs->initial_step = step;
     }
     for (int i = 0; i < loaded; i++) tfc_tensor_unref(t[i]);
     tfc_free(t);
@@ -269,7 +312,26 @@ static bool is_chief(tfc_model *m) {
 
 static bool br_epoch_end(tfc_callback *cb, tfc_model *m, int epoch, tfc_logs *logs, tfc_status *st) {
     if (!is_chief(m)) return true;
-    return backup_save(tfc_callback_user(cb), m, epoch, st);
+    return backup_save(tfc_callback_user(cb), m, epoch, -1, st);
+}
+
+static bool br_epoch_begin(tfc_callback *cb, tfc_model *m, int epoch, const tfc_logs *logs, tfc_status *st) {
+    ((backup *)tfc_callback_user(cb))->epoch = epoch;
+    return true;
+}
+
+static bool br_batch_end(tfc_callback *cb, tfc_model *m, int64_t batch, const tfc_logs *logs, tfc_status *st) {
+    backup *b = tfc_callback_user(cb);
+    if (b->save_freq <= 0 || ++b->since_save < b->save_freq) return true;
+    b->since_save = 0;
+    tfc_fit_state *fs = TFC_IMPL(m)->fit;
+    if (!fs || !fs->dataset || !fs->iter)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "BackupAndRestore: save_freq=%lld (backups within an epoch) needs fit fed from a dataset "
+                              "(tfc_model_fit_dataset); fit on arrays backs up at epoch ends (save_freq 0)",
+                              (long long)b->save_freq);
+    if (!is_chief(m)) return true;
+    return backup_save(b, m, b->epoch, batch + 1, st);
 }
 
 static bool br_train_end(tfc_callback *cb, tfc_model *m, const tfc_logs *logs, tfc_status *st) {
@@ -291,11 +353,19 @@ static void br_free(backup *b) {
 
 static void br_destroy(tfc_callback *cb) { br_free(tfc_callback_user(cb)); }
 
-static const tfc_callback_fns br_fns = {
-    .on_train_begin = br_train_begin, .on_epoch_end = br_epoch_end, .on_train_end = br_train_end, .destroy = br_destroy};
+static const tfc_callback_fns br_fns = {.on_train_begin = br_train_begin,
+                                        .on_epoch_begin = br_epoch_begin,
+                                        .on_epoch_end = br_epoch_end,
+                                        .on_train_batch_end = br_batch_end,
+                                        .on_train_end = br_train_end,
+                                        .destroy = br_destroy};
 
 tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir) {
-    if (!backup_dir || !*backup_dir) return NULL;
+    return tfc_callbacks_backup_and_restore_freq(backup_dir, 0);
+}
+
+tfc_callback *tfc_callbacks_backup_and_restore_freq(const char *backup_dir, int64_t save_freq) {
+    if (!backup_dir || !*backup_dir || save_freq < 0) return NULL;
     backup *b = tfc_calloc(1, sizeof *b);
     if (!b) return NULL;
     size_t len = strlen(backup_dir) + sizeof BACKUP_FILE + 8;
@@ -306,6 +376,7 @@ tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir) {
     if (b->dir && b->path && b->tmp) {
         snprintf(b->path, len, "%s/%s", backup_dir, BACKUP_FILE);
         snprintf(b->tmp, len, "%s/%s.tmp", backup_dir, BACKUP_FILE);
+        b->save_freq = save_freq;
         cb = tfc_callback_new(&br_fns, b);
     }
     if (!cb) br_free(b);

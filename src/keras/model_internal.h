@@ -28,7 +28,20 @@ typedef struct tfc_metric_slot {
     int output;
 } tfc_metric_slot;
 
-typedef struct tfc_fit_state tfc_fit_state;
+/* The running fit's state that callbacks reach (BackupAndRestore): set by fit (training.c) and fit on a
+ * dataset (training_data.c) for the duration of the call. */
+typedef struct tfc_fit_state {
+    FILE *out;
+    int initial_epoch;
+    uint64_t seed_base;
+    /* fit on a dataset: the running epoch's iterator (NULL between epochs and for arrays) */
+    bool dataset;
+    struct tfc_iterator *iter;
+    /* BackupAndRestore resuming a dataset fit: the first epoch (initial_epoch) continues after initial_step
+     * batches (-1: the saved epoch was complete) from the saved iterator state (owned; NULL: none) */
+    int64_t initial_step;
+    tfc_tensor *iter_state;
+} tfc_fit_state;
 
 typedef struct tfc_model_impl {
     tfc_model m;

@@ -25,12 +25,6 @@
 #include "tfc/ops/indexing.h"
 #include "tfc/distribute.h"
 
-struct tfc_fit_state {
-    FILE *out;
-    int initial_epoch;
-    uint64_t seed_base;
-};
-
 FILE *tfc_model_fit_out(tfc_model *m) {
     tfc_model_impl *impl = m ? TFC_IMPL(m) : NULL;
     return impl && impl->fit && impl->fit->out ? impl->fit->out : stdout;

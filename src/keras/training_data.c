@@ -12,6 +12,7 @@
 
 #include "keras/model_internal.h"
 #include "tfc/data.h"
+#include "tfc/data_checkpoint.h"
 #include "tfc/ops/array.h"
 
 #define RESULTS_MAX TFC_LOGS_MAX
@@ -159,6 +160,7 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
     int n_names = 0;
     elem e = {{0}, 0};
     FILE *out = o.out ? o.out : stdout;
+    tfc_fit_state fs = {.out = out, .dataset = true, .initial_step = -1};
     if (history) *history = NULL;
 
     if (!(ok = check_dataset(m, ds, "fit", true, st))) goto done;
@@ -210,18 +212,33 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
 
     m->stop_training = false;
     tfc_logs epoch_logs = {0};
+    fs.initial_epoch = o.initial_epoch;
+    TFC_IMPL(m)->fit = &fs;
     if (!(ok = tfc_model_dist_sync(m, st)) || !(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_BEGIN, m, 0, NULL, st)))
         goto done;
     bool ran_out = false;
-    for (int epoch = o.initial_epoch; epoch < epochs && ok && !ran_out; epoch++) {
+    for (int epoch = fs.initial_epoch; epoch < epochs && ok && !ran_out; epoch++) {
         tfc_model_reset_metrics(m);
         if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_EPOCH_BEGIN, m, epoch, NULL, st))) break;
+        int64_t b = 0;
         if (!it || o.steps_per_epoch <= 0) {
+            fs.iter = NULL;
             tfc_iterator_free(it);
             if (!(ok = (it = tfc_iterator_new(ds, st)) != NULL)) break;
         }
+        if (fs.iter_state) { /* resumed by BackupAndRestore: the saved iterator's position (and shuffle epochs) */
+            ok = tfc_iterator_restore_state(it, fs.iter_state, st);
+            tfc_tensor_unref(fs.iter_state);
+            fs.iter_state = NULL;
+            if (!ok) break;
+            if (fs.initial_step >= 0) b = fs.initial_step; /* mid-epoch */
+            else if (o.steps_per_epoch <= 0) {             /* the saved epoch was complete: a new pass */
+                tfc_iterator_free(it);
+                if (!(ok = (it = tfc_iterator_new(ds, st)) != NULL)) break;
+            }
+        }
+        fs.iter = it;
         tfc_logs bl = {0};
-        int64_t b = 0;
         for (; o.steps_per_epoch <= 0 || b < o.steps_per_epoch; b++) {
             bool end = false;
             if (!(ok = next_batch(it, &e, &end, st))) break;
@@ -261,6 +278,8 @@ bool tfc_model_fit_dataset(tfc_model *m, tfc_dataset *ds, const tfc_fit_opts *op
 
 done:
     elem_clear(&e);
+    if (m && TFC_IMPL(m)->fit == &fs) TFC_IMPL(m)->fit = NULL;
+    tfc_tensor_unref(fs.iter_state);
     tfc_iterator_free(it);
     tfc_fit_val_names_free(val_names, n_names);
     tfc_callback_free(bar);

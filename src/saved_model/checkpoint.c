@@ -82,6 +82,18 @@ bool tfc_checkpoint_write(tfc_checkpoint *c, const char *file_prefix, tfc_status
         else ok = tfc_bundle_writer_add(w, key, v, st);
         tfc_free(key);
     }
+    for (int i = 0; ok && i < g.n; i++) { /* non-variable values (an iterator's state) */
+        int na = 0;
+        const tfc_ckpt_attr *a = tfc_trackable_attrs(g.nodes[i].obj, &na);
+        for (int k = 0; ok && k < na; k++) {
+            char *key = tfc_ckpt_attr_key(&g, i, a[k].name, a[k].suffix);
+            tfc_tensor *v = key ? a[k].save(a[k].user, st) : NULL;
+            if (!key) ok = tfc_status_oom(st, "checkpoint key", 0);
+            else ok = v && tfc_bundle_writer_add(w, key, v, st);
+            tfc_tensor_unref(v);
+            tfc_free(key);
+        }
+    }
     ok = ok && tfc_bundle_writer_finish(w, st);
     tfc_bundle_writer_free(w);
     tfc_tensor_unref(gt);
@@ -188,6 +200,26 @@ static const char *value_key(const tk_obj *o) {
         if (o->attributes[a]->name && !strcmp(o->attributes[a]->name, "VARIABLE_VALUE"))
             return o->attributes[a]->checkpoint_key;
     return NULL;
+}
+
+/* The checkpoint key of o's attribute `name`, or NULL. */
+static const char *attr_key(const tk_obj *o, const char *name) {
+    for (size_t a = 0; a < o->n_attributes; a++)
+        if (o->attributes[a]->name && !strcmp(o->attributes[a]->name, name)) return o->attributes[a]->checkpoint_key;
+    return NULL;
+}
+
+/* Whether values of this attribute name count as unused when no object takes them: variables, iterators, and
+ * any name a live object of g has. */
+static bool live_attr(const tfc_ckpt_graph *g, const char *name) {
+    if (!strcmp(name, "ITERATOR")) return true;
+    for (int i = 0; i < g->n; i++) {
+        int na = 0;
+        const tfc_ckpt_attr *a = tfc_trackable_attrs(g->nodes[i].obj, &na);
+        for (int k = 0; k < na; k++)
+            if (!strcmp(a[k].name, name)) return true;
+    }
+    return false;
 }
 
 static bool assign_from(tfc_checkpoint *c, tfc_bundle_reader *r, const char *key, tfc_variable *v, tfc_status *st) {
@@ -303,13 +335,45 @@ tfc_checkpoint_status *tfc_checkpoint_restore(tfc_checkpoint *c, const char *sav
             got[match[cid]] = used[cid] = ok;
         }
     }
+    /* non-variable values: each attribute of a matched object is given the saved value of the same name */
+    for (size_t cid = 0; ok && cid < nn; cid++) {
+        if (match[cid] < 0 || !g.nodes[match[cid]].obj || got[match[cid]]) continue;
+        int na = 0;
+        const tfc_ckpt_attr *a = tfc_trackable_attrs(g.nodes[match[cid]].obj, &na);
+        const tk_obj *o = og->nodes[cid];
+        bool all = na > 0;
+        for (int k = 0; ok && k < na; k++) {
+            const char *key = attr_key(o, a[k].name);
+            char *full = key ? tfc_malloc(strlen(key) + strlen(a[k].suffix) + 1) : NULL;
+            if (full) snprintf(full, strlen(key) + strlen(a[k].suffix) + 1, "%s%s", key, a[k].suffix);
+            tfc_tensor *v = full ? tfc_bundle_read(r, full, st) : NULL;
+            if (!key) all = false;
+            else if (!full) ok = tfc_status_oom(st, "checkpoint key", strlen(key));
+            else if (!v && st->code == TFC_UNIMPLEMENTED) /* a dtype tfc has no tensors for */
+                ok = tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                    "%s: cannot restore %s from '%s': a dtype tfc has no tensors for (TensorFlow "
+                                    "writes its iterators' state as DT_VARIANT; tfc restores the states tfc wrote)",
+                                    save_path, a[k].name, full);
+            else ok = v && a[k].restore(a[k].user, v, st);
+            tfc_tensor_unref(v);
+            tfc_free(full);
+        }
+        if (ok && na > 0) used[cid] = true, got[match[cid]] = all;
+    }
     if (ok) tfc_ckpt_graph_hooks(&g, true);
     for (size_t cid = 0; ok && cid < nn; cid++) {
-        const char *key = value_key(og->nodes[cid]);
-        if (key && !used[cid]) ok = push_name(&s->unused, &s->n_unused, key, st);
+        const tk_obj *o = og->nodes[cid];
+        for (size_t a = 0; ok && a < o->n_attributes; a++) {
+            const char *name = o->attributes[a]->name, *key = o->attributes[a]->checkpoint_key;
+            if (!name || !key || used[cid] || !(!strcmp(name, "VARIABLE_VALUE") || live_attr(&g, name))) continue;
+            ok = push_name(&s->unused, &s->n_unused, key, st);
+        }
     }
-    for (int i = 0; ok && i < g.n; i++)
-        if (g.nodes[i].var && !got[i]) ok = push_name(&s->unmatched, &s->n_unmatched, g.nodes[i].path, st);
+    for (int i = 0; ok && i < g.n; i++) {
+        int na = 0;
+        tfc_trackable_attrs(g.nodes[i].obj, &na);
+        if ((g.nodes[i].var || na) && !got[i]) ok = push_name(&s->unmatched, &s->n_unmatched, g.nodes[i].path, st);
+    }
     tfc_free(match);
     tfc_free(queue);
     tfc_free(used);

@@ -72,4 +72,17 @@ void tfc_ckpt_graph_hooks(const tfc_ckpt_graph *g, bool restored);
 bool tfc_trackable_slot_at(const tfc_trackable *t, int i, tfc_variable **original, const char **name,
                            tfc_variable **slot);
 
+/* The non-variable values of t (tfc_trackable_track_attribute): *n of them. */
+typedef struct {
+    char *name;
+    char *suffix;     /* after the checkpoint key in the bundle's tensor key ("" for none) */
+    tfc_tensor *(*save)(void *user, tfc_status *st);
+    bool (*restore)(void *user, const tfc_tensor *value, tfc_status *st);
+    void *user;
+} tfc_ckpt_attr;
+const tfc_ckpt_attr *tfc_trackable_attrs(const tfc_trackable *t, int *n);
+/* The checkpoint key of attribute `name` of object node `node`: "<path>/.ATTRIBUTES/<name>", followed by suffix
+ * when not NULL (the bundle's tensor key) (tfc_malloc'd). */
+char *tfc_ckpt_attr_key(const tfc_ckpt_graph *g, int node, const char *name, const char *suffix);
+
 #endif

@@ -27,6 +27,8 @@ struct tfc_trackable {
     int n, cap;
     tk_slot *slots;
     int n_slots, cap_slots;
+    tfc_ckpt_attr *attrs;
+    int n_attrs;
     void (*saving)(void *), (*restored)(void *), (*free_user)(void *);
     void *user;
 };
@@ -70,6 +72,11 @@ void tfc_trackable_unref(tfc_trackable *t) {
         tfc_trackable_unref(t->refs_arr[i].child);
     }
     for (int i = 0; i < t->n_slots; i++) tfc_free(t->slots[i].name);
+    for (int i = 0; i < t->n_attrs; i++) {
+        tfc_free(t->attrs[i].name);
+        tfc_free(t->attrs[i].suffix);
+    }
+    tfc_free(t->attrs);
     tfc_free(t->refs_arr);
     tfc_free(t->slots);
     tfc_free(t);
@@ -125,6 +132,36 @@ bool tfc_trackable_track_slot(tfc_trackable *t, tfc_variable *original, const ch
     t->slots[t->n_slots++] = (tk_slot){original, slot, n};
     tfc_status_clear(st);
     return true;
+}
+
+bool tfc_trackable_track_attribute(tfc_trackable *t, const char *name, const char *key_suffix,
+                                   tfc_tensor *(*save)(void *user, tfc_status *st),
+                                   bool (*restore)(void *user, const tfc_tensor *value, tfc_status *st), void *user,
+                                   tfc_status *st) {
+    if (!t || !name || !name[0] || !strcmp(name, "VARIABLE_VALUE") || !save || !restore)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                              "an attribute needs a name other than VARIABLE_VALUE and save/restore callbacks (got '%s')",
+                              name ? name : "");
+    for (int i = 0; i < t->n_attrs; i++)
+        if (!strcmp(t->attrs[i].name, name))
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT, "attribute '%s' is already tracked", name);
+    tfc_ckpt_attr *a = tfc_realloc(t->attrs, (size_t)(t->n_attrs + 1) * sizeof *a);
+    if (!a) return tfc_status_oom(st, "attributes", (size_t)(t->n_attrs + 1) * sizeof *a);
+    t->attrs = a;
+    char *n = tfc_ckpt_strdup(name), *sfx = tfc_ckpt_strdup(key_suffix ? key_suffix : "");
+    if (!n || !sfx) {
+        tfc_free(n);
+        tfc_free(sfx);
+        return tfc_status_oom(st, name, strlen(name));
+    }
+    t->attrs[t->n_attrs++] = (tfc_ckpt_attr){n, sfx, save, restore, user};
+    tfc_status_clear(st);
+    return true;
+}
+
+const tfc_ckpt_attr *tfc_trackable_attrs(const tfc_trackable *t, int *n) {
+    *n = t ? t->n_attrs : 0;
+    return t ? t->attrs : NULL;
 }
 
 bool tfc_trackable_slot_at(const tfc_trackable *t, int i, tfc_variable **original, const char **name,
@@ -238,7 +275,7 @@ bool tfc_ckpt_graph_build(tfc_trackable *root, tfc_ckpt_graph *g, tfc_status *st
         }
     }
     /* has_checkpoint_values: a variable, or an object from which one is reachable (a fixed point over the DAG) */
-    for (int i = 0; i < g->n; i++) g->nodes[i].has_values = g->nodes[i].var != NULL;
+    for (int i = 0; i < g->n; i++) g->nodes[i].has_values = g->nodes[i].var != NULL || (g->nodes[i].obj && g->nodes[i].obj->n_attrs);
     for (bool changed = true; changed;) {
         changed = false;
         for (int i = 0; i < g->n; i++) {
@@ -276,6 +313,17 @@ char *tfc_ckpt_node_key(const tfc_ckpt_graph *g, int node) {
     return k;
 }
 
+char *tfc_ckpt_attr_key(const tfc_ckpt_graph *g, int node, const char *name, const char *suffix) {
+    const char *p = g->nodes[node].path;
+    char *e = escape(name);
+    if (!suffix) suffix = "";
+    size_t n = strlen(p) + (e ? strlen(e) : 0) + strlen(suffix) + 16;
+    char *k = e ? tfc_malloc(n) : NULL;
+    if (k) snprintf(k, n, "%s%s.ATTRIBUTES/%s%s", p, p[0] ? "/" : "", e, suffix);
+    tfc_free(e);
+    return k;
+}
+
 typedef Tensorflow__TrackableObjectGraph__TrackableObject tk_obj;
 typedef Tensorflow__TrackableObjectGraph__TrackableObject__ObjectReference tk_objref;
 typedef Tensorflow__TrackableObjectGraph__TrackableObject__SerializedTensor tk_tensor;
@@ -295,7 +343,12 @@ bool tfc_ckpt_graph_serialize(const tfc_ckpt_graph *g, uint8_t **out, size_t *si
     tk_slotref **slotp = tfc_calloc((size_t)n, sizeof *slotp);
     Google__Protobuf__BoolValue *bools = tfc_calloc((size_t)n, sizeof *bools);
     char **keys = tfc_calloc((size_t)n, sizeof *keys);
-    bool ok = objs && objp && refs && refp && atts && attp && slots && slotp && bools && keys;
+    int n_oatts = 0, oa = 0; /* attributes of objects (tfc_trackable_track_attribute) */
+    for (int i = 0; i < n; i++) n_oatts += g->nodes[i].obj ? g->nodes[i].obj->n_attrs : 0;
+    tk_tensor *oatts = tfc_calloc((size_t)n_oatts + 1, sizeof *oatts);
+    tk_tensor **oattp = tfc_calloc((size_t)n_oatts + 1, sizeof *oattp);
+    char **okeys = tfc_calloc((size_t)n_oatts + 1, sizeof *okeys);
+    bool ok = objs && objp && refs && refp && atts && attp && slots && slotp && bools && keys && oatts && oattp && okeys;
     if (!ok) tfc_status_oom(st, "object graph", (size_t)n * sizeof *objs);
     int r = 0;
     for (int i = 0; ok && i < n; i++) {
@@ -325,6 +378,22 @@ bool tfc_ckpt_graph_serialize(const tfc_ckpt_graph *g, uint8_t **out, size_t *si
             o->attributes = &attp[i];
             o->n_attributes = 1;
         }
+        if (nd->obj && nd->obj->n_attrs) {
+            o->attributes = &oattp[oa];
+            o->n_attributes = (size_t)nd->obj->n_attrs;
+            for (int a = 0; a < nd->obj->n_attrs; a++, oa++) {
+                if (!(okeys[oa] = tfc_ckpt_attr_key(g, i, nd->obj->attrs[a].name, NULL))) {
+                    ok = tfc_status_oom(st, "object graph", 0);
+                    break;
+                }
+                tensorflow__trackable_object_graph__trackable_object__serialized_tensor__init(&oatts[oa]);
+                oatts[oa].name = nd->obj->attrs[a].name;
+                oatts[oa].full_name = "";
+                oatts[oa].checkpoint_key = okeys[oa];
+                oattp[oa] = &oatts[oa];
+            }
+            if (!ok) break;
+        }
         google__protobuf__bool_value__init(&bools[i]);
         bools[i].value = nd->has_values;
         o->has_checkpoint_values = &bools[i];
@@ -350,6 +419,10 @@ bool tfc_ckpt_graph_serialize(const tfc_ckpt_graph *g, uint8_t **out, size_t *si
     }
     for (int i = 0; keys && i < n; i++) tfc_free(keys[i]);
     tfc_free(keys);
+    for (int i = 0; okeys && i < n_oatts; i++) tfc_free(okeys[i]);
+    tfc_free(okeys);
+    tfc_free(oatts);
+    tfc_free(oattp);
     tfc_free(objs);
     tfc_free(objp);
     tfc_free(refs);

@@ -336,6 +336,23 @@ def make_vocab():
     put("vocab", "bad_number", bytes([3 | (2 << 3) | 64]) + b"k\t99999999999999999999\n")
 
 
+def make_iterator_state():
+    # fuzz_iterator_state's input: a flag byte (odd: the target rewrites the CRC), then a state as
+    # src/data/iterator_state.c lays it out, for fuzz_iterator_state's pipeline range.shuffle.batch
+    sig = b"BatchDatasetV2,ShuffleDatasetV3,RangeDataset -> ."
+
+    def state(n_next, ended, shuffles, log):
+        b = b"TFCITER1" + struct.pack("<II", 1, len(sig)) + sig
+        b += struct.pack("<qqBQ", n_next, 0, ended, 0x1234) + struct.pack("<I", len(shuffles))
+        b += b"".join(struct.pack("<Iqq", *s) for s in shuffles) + struct.pack("<I", len(log))
+        b += b"".join(struct.pack("<Iq", *e) for e in log)
+        return b + struct.pack("<I", masked(b))
+
+    put("iterator_state", "mid", b"\x00" + state(3, 0, [(1, 1, 1)], [(1, 0)]))
+    put("iterator_state", "ended", b"\x00" + state(13, 1, [(1, 1, 1)], [(1, 0)]))
+    put("iterator_state", "fix_crc", b"\x01" + state(2, 0, [(1, 5, 3)], [(1, 2), (1, 1)]))
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -351,6 +368,7 @@ def main():
     make_data_service()
     make_grpc_predict()
     make_vocab()
+    make_iterator_state()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))

@@ -119,6 +119,17 @@ TFC_API tfc_callback *tfc_callbacks_terminate_on_nan(void);
  * a run killed and resumed ends with the weights of an uninterrupted run. A corrupt backup is DATA_LOSS; one
  * of another model INVALID_ARGUMENT. */
 TFC_API tfc_callback *tfc_callbacks_backup_and_restore(const char *backup_dir);
+/* BackupAndRestore(backup_dir, save_freq=N): as above, and for a fit fed from a dataset (tfc_model_fit_dataset)
+ * also a backup every save_freq batches (counted across epochs, as Keras) holding the batches done in the
+ * running epoch and the dataset iterator's state (tfc/data_checkpoint.h; epoch-end backups of a dataset fit hold
+ * it too). A fit resumed from a mid-epoch backup restores the iterator (re-running the pipeline up to its
+ * position) and continues that epoch with the next batch; metrics of the resumed epoch cover the batches run
+ * after the resume. With a deterministic pipeline (seeded or unseeded shuffle, see data_checkpoint.h) and no
+ * random layers the resumed run ends with the weights of an uninterrupted one. save_freq 0 = "epoch" (the
+ * function above); negative: NULL. Errors from fit: INVALID_ARGUMENT when save_freq > 0 and fit is fed from
+ * arrays, or a dataset fit's backup is resumed by fit on arrays; FAILED_PRECONDITION when the pipeline's
+ * iterator cannot be checkpointed (from_generator, non-deterministic parallel stages). */
+TFC_API tfc_callback *tfc_callbacks_backup_and_restore_freq(const char *backup_dir, int64_t save_freq);
 
 /* TensorBoard (tf.keras.callbacks.TensorBoard, tf-keras 2.x): event files (include/tfc/summary.h) under
  * log_dir/train and log_dir/validation with what tf-keras writes:
