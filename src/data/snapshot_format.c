@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "data/snapshot_internal.h"
+#include "core/size_check.h"
 #include "platform/file_io.h"
 #include "platform/files.h"
 #include "proto/proto_internal.h"
@@ -553,6 +554,54 @@ static bool shard_open_chunk(shard_iter *it, bool *none, tfc_status *st) {
     return true;
 }
 
+/* A string tensor whose strings are in tensor_content, as TensorFlow's Tensor::AsProtoTensorContent writes them
+ * (the chunk files TensorFlow writes): a varint32 length per string, then the bytes of all strings. */
+static tfc_tensor *string_content_tensor(const Tensorflow__TensorProto *tp, const char *what, tfc_status *st) {
+    tfc_shape shape;
+    if (!tfc_pb_shape_from_proto(tp->tensor_shape, &shape, what, st)) return NULL;
+    const uint8_t *p = tp->tensor_content.data, *end = p + tp->tensor_content.len;
+    int64_t n = 1;
+    for (int i = 0; i < shape.rank; i++)
+        if (shape.dims[i] < 0 || !tfc_size_mul(n, shape.dims[i], &n) || n > (int64_t)tp->tensor_content.len) {
+            tfc_status_set(st, TFC_DATA_LOSS, "%s: string tensor_content of %zu bytes cannot hold the shape's strings",
+                           what, tp->tensor_content.len);
+            return NULL;
+        }
+    size_t *lens = tfc_calloc((size_t)(n ? n : 1), sizeof *lens);
+    const char **strs = tfc_calloc((size_t)(n ? n : 1), sizeof *strs);
+    tfc_tensor *t = NULL;
+    if (!lens || !strs) {
+        tfc_status_oom(st, what, (size_t)n * sizeof *lens);
+        goto done;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t v = 0;
+        int shift = 0;
+        for (;;) {
+            if (p >= end || shift > 28) goto bad;
+            uint8_t b = *p++;
+            v |= (uint32_t)(b & 0x7f) << shift;
+            shift += 7;
+            if (!(b & 0x80)) break;
+        }
+        lens[i] = v;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        if (lens[i] > (size_t)(end - p)) goto bad;
+        strs[i] = (const char *)p;
+        p += lens[i];
+    }
+    if (p != end) goto bad;
+    t = tfc_tensor_from_strings(strs, lens, shape.dims, shape.rank, st);
+    goto done;
+bad:
+    tfc_status_set(st, TFC_DATA_LOSS, "%s: malformed string tensor_content (%zu bytes)", what, tp->tensor_content.len);
+done:
+    tfc_free(lens);
+    tfc_free(strs);
+    return t;
+}
+
 static bool shard_fail(shard_iter *it, tfc_tensor **out, int k, tfc_status *st) {
     data_unref_n(out, k);
     if (st->code != TFC_RESOURCE_EXHAUSTED) st->code = TFC_DATA_LOSS;
@@ -591,7 +640,11 @@ static bool shard_next(data_iter *it_, tfc_tensor **out, bool *end, tfc_status *
             snprintf(what, sizeof what, "load %s: record %lld", it->file, (long long)(it->rr.index - 1));
             Tensorflow__TensorProto *tp = (void *)tfc_pb_unpack(&tensorflow__tensor_proto__descriptor, it->rr.buf, len,
                                                                 (size_t)1 << 40, what, st);
-            out[k] = tp ? tfc_pb_tensor_from_proto(tp, 0, what, st) : NULL;
+            out[k] = NULL;
+            if (tp && tp->dtype == TENSORFLOW__DATA_TYPE__DT_STRING && tp->tensor_content.len > 0)
+                out[k] = string_content_tensor(tp, what, st);
+            else if (tp)
+                out[k] = tfc_pb_tensor_from_proto(tp, 0, what, st);
             tfc_pb_free(tp);
             if (!out[k]) return shard_fail(it, out, k, st);
             if (tfc_tensor_dtype(out[k]) != sp->comps[k].dtype) {
