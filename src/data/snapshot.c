@@ -71,6 +71,15 @@ static bool write_element(snapshot_iter *it, tfc_tensor *const *out, tfc_status 
     snapshot_params *p = it->base.ds->p;
     int n = it->base.ds->spec.n;
     if (!it->w) {
+        /* Another iterator may have finalized a run meanwhile: keep it readable, and only pass elements. */
+        snap_meta m;
+        bool exists = false, done = snap_meta_read(p->dir, &m, &exists, st) && exists && m.finalized;
+        snap_meta_free(&m);
+        tfc_status_clear(st);
+        if (done) {
+            it->writing = false;
+            return true;
+        }
         if (!data_spec_copy(&it->spec, &it->base.ds->spec, st)) return false;
         for (int i = 0; i < n; i++)
             if (it->spec.comps[i].dtype == TFC_INVALID_DTYPE) {

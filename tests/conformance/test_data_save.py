@@ -124,3 +124,24 @@ def test_corrupt_chunk_is_data_loss_in_both(rng, tmp_path):
         list(tfdata.Dataset.load(path).as_numpy_iterator())
     with pytest.raises(tfc.errors.DataLossError, match=os.path.basename(chunk)):
         list(tfd.Dataset.load(path).as_numpy_iterator())
+
+
+def test_snapshot_second_pass_reads_the_files(rng, tmp_path):
+    n = int(rng.integers(1, 25))
+    value = _value(rng, n)[0]
+    calls = []
+
+    def count(i, x, s):
+        calls.append(int(i.numpy()))
+        return i, x, s
+
+    ds = tfd.Dataset.from_tensor_slices(value).map(count).snapshot(str(tmp_path / "snap"))
+    it = iter(ds)
+    next(it)  # an interrupted first pass: not finalized
+    del it
+    want = _elems(tfdata.Dataset.from_tensor_slices(value))
+    _same_multiset(_elems(ds), want)
+    assert len(calls) >= n
+    calls.clear()
+    _same_multiset(_elems(ds), want)
+    assert calls == []  # read from the snapshot, the map did not run
