@@ -21,6 +21,7 @@
 #include "tfc/example.h"
 #include "tfc/data.h"
 #include "tfc/data_more.h"
+#include "tfc/data_save.h"
 #include "tfc/graphdef.h"
 #include "tfc/data_graph.h"
 #include "tfc/data_service.h"

@@ -799,3 +799,4 @@ def tf_record_iterator(path, compression_type=None, buffer_size=0):
 
 
 from . import data_more as _data_more  # noqa: E402,F401 - adds scan, reduce, CsvDataset, ... to this module
+from . import data_save as _data_save  # noqa: E402,F401 - adds save, load and snapshot to Dataset

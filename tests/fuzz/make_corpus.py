@@ -353,6 +353,31 @@ def make_iterator_state():
     put("iterator_state", "fix_crc", b"\x01" + state(2, 0, [(1, 5, 3)], [(1, 2), (1, 1)]))
 
 
+def make_snapshot():
+    # fuzz_snapshot's input: a mode byte (0 snapshot.metadata, 1 dataset_spec.pb, 2/3 a chunk file, plain / GZIP),
+    # then for chunks a byte choosing the components (81: int64, string) and the chunk file
+    import glob
+
+    import tensorflow as tf
+
+    value = (tf.range(5, dtype=tf.int64), tf.constant(["a", "", "bc\0d", "e", "fgh"]))
+    for comp, mode in ((None, 2), ("GZIP", 3)):
+        with tempfile.TemporaryDirectory() as d:
+            tf.data.Dataset.from_tensor_slices(value).save(d, compression=comp)
+            (chunk,) = glob.glob(os.path.join(d, "*", "*.shard", "*.snapshot"))
+            with open(chunk, "rb") as fh:
+                put("snapshot", "chunk_%s" % (comp or "none").lower(), bytes([mode, 81]) + fh.read())
+            if comp is None:
+                with open(os.path.join(d, "snapshot.metadata"), "rb") as fh:
+                    put("snapshot", "metadata", b"\x00" + fh.read())
+                with open(os.path.join(d, "dataset_spec.pb"), "rb") as fh:
+                    put("snapshot", "spec_tuple", b"\x01" + fh.read())
+    with tempfile.TemporaryDirectory() as d:
+        tf.data.Dataset.from_tensors({"a": tf.zeros([2, 3]), "b": (tf.constant(1), tf.constant(["x"]))}).save(d)
+        with open(os.path.join(d, "dataset_spec.pb"), "rb") as fh:
+            put("snapshot", "spec_dict", b"\x01" + fh.read())
+
+
 def main():
     make_idx()
     examples = make_examples()
@@ -369,6 +394,7 @@ def main():
     make_grpc_predict()
     make_vocab()
     make_iterator_state()
+    make_snapshot()
     for r in sorted(os.listdir(OUT)):
         n = len(os.listdir(os.path.join(OUT, r)))
         size = sum(os.path.getsize(os.path.join(OUT, r, f)) for f in os.listdir(os.path.join(OUT, r)))
