@@ -11,6 +11,7 @@
 #include "tfc/keras/conv_transpose.h"
 #include "tfc/keras/reshaping.h"
 #include "tfc/keras/pooling1d.h"
+#include "tfc/keras/merge_layers.h"
 #include "tfc/keras/losses.h"
 #include "tfc/keras/optimizers.h"
 #include "tfc/keras/model.h"

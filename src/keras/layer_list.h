@@ -67,6 +67,10 @@
     TFC_KERAS_LAYER(GlobalAveragePooling1D, global_average_pooling1d) \
     TFC_KERAS_LAYER(GlobalAvgPool1D, global_average_pooling1d) \
     TFC_KERAS_LAYER(GlobalMaxPooling1D, global_max_pooling1d) \
-    TFC_KERAS_LAYER(GlobalMaxPool1D, global_max_pooling1d)
+    TFC_KERAS_LAYER(GlobalMaxPool1D, global_max_pooling1d) \
+    TFC_KERAS_LAYER(Subtract, subtract)                   \
+    TFC_KERAS_LAYER(Maximum, maximum)                     \
+    TFC_KERAS_LAYER(Minimum, minimum)                     \
+    TFC_KERAS_LAYER(Average, average)
 
 #endif
