@@ -50,6 +50,27 @@
     TFC_KERAS_LAYER(Bidirectional, bidirectional)         \
     TFC_KERAS_LAYER(MultiHeadAttention, multi_head_attention) \
     TFC_KERAS_LAYER(Conv1D, conv1d)                       \
-    TFC_KERAS_LAYER(Convolution1D, conv1d)
+    TFC_KERAS_LAYER(Convolution1D, conv1d) \
+    TFC_KERAS_LAYER(Conv1DTranspose, conv1d_transpose)    \
+    TFC_KERAS_LAYER(Convolution1DTranspose, conv1d_transpose) \
+    TFC_KERAS_LAYER(Conv2DTranspose, conv2d_transpose)    \
+    TFC_KERAS_LAYER(Convolution2DTranspose, conv2d_transpose) \
+    TFC_KERAS_LAYER(UpSampling1D, up_sampling1d)          \
+    TFC_KERAS_LAYER(UpSampling2D, up_sampling2d)          \
+    TFC_KERAS_LAYER(Cropping1D, cropping1d)               \
+    TFC_KERAS_LAYER(Cropping2D, cropping2d)               \
+    TFC_KERAS_LAYER(ZeroPadding1D, zero_padding1d)        \
+    TFC_KERAS_LAYER(MaxPooling1D, max_pooling1d)          \
+    TFC_KERAS_LAYER(MaxPool1D, max_pooling1d)             \
+    TFC_KERAS_LAYER(AveragePooling1D, average_pooling1d)  \
+    TFC_KERAS_LAYER(AvgPool1D, average_pooling1d)         \
+    TFC_KERAS_LAYER(GlobalAveragePooling1D, global_average_pooling1d) \
+    TFC_KERAS_LAYER(GlobalAvgPool1D, global_average_pooling1d) \
+    TFC_KERAS_LAYER(GlobalMaxPooling1D, global_max_pooling1d) \
+    TFC_KERAS_LAYER(GlobalMaxPool1D, global_max_pooling1d) \
+    TFC_KERAS_LAYER(Subtract, subtract)                   \
+    TFC_KERAS_LAYER(Maximum, maximum)                     \
+    TFC_KERAS_LAYER(Minimum, minimum)                     \
+    TFC_KERAS_LAYER(Average, average)
 
 #endif
