@@ -12,20 +12,13 @@ tfc_variable *tfc_keras_step_rng(void) { return step_rng; }
 void tfc_model_rng_begin(tfc_model *m) { step_rng = TFC_IMPL(m)->rng; }
 void tfc_model_rng_end(void) { step_rng = NULL; }
 
-static uint64_t mix(uint64_t z) {
-    z += 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 bool tfc_model_rng_ready(tfc_model *m, tfc_status *st) {
     tfc_model_impl *impl = TFC_IMPL(m);
     if (impl->rng) return true;
     /* the key: from the global seed as an op seed is (deterministic under tf.random.set_seed), else random */
     int64_t s1, s2;
     tfc_random_get_seed(m->ctx, TFC_RANDOM_NO_SEED, &s1, &s2);
-    uint64_t key = s1 || s2 ? mix((uint64_t)s1 ^ mix((uint64_t)s2)) : tfc_model_fresh_seed();
+    uint64_t key = s1 || s2 ? (uint64_t)s1 << 32 ^ (uint64_t)s2 : tfc_model_fresh_seed();
     tfc_tensor *init = tfc_vec_i64((const int64_t[]){(int64_t)key, 0}, 2, st);
     if (!init) return false;
     char name[160];
