@@ -10,11 +10,38 @@ extern "C" {
 #endif
 
 /* ---- context ---------------------------------------------------------------------------------------- */
+/* A context's runtime switches: one struct, read once when the context is created (tfc_ctx_new) from
+ * tfc_ctx_opts.config (NULL: tfc_runtime_config_defaults()), after which each environment variable named below
+ * that is set overrides its field ("0" / "1"; a depth out of 1 .. 8 means automatic). Later changes of the
+ * environment do not reach an existing context; tfc_ctx_set_config changes its switches. */
+typedef struct tfc_runtime_config {
+    /* Keras compile's run_eagerly = TFC_DEFAULT: true runs fit/evaluate/predict steps eagerly, false as traced
+     * train/test/predict functions. Default true. TFC_KERAS_RUN_EAGERLY */
+    bool keras_run_eagerly;
+    /* Keras runs Conv2D followed by MaxPooling2D as one fused op in training steps (false: the layers' own
+     * ops). Default true. TFC_KERAS_FUSE_CONV_POOL */
+    bool keras_fuse_conv_pool;
+    /* Keras fit gathers the next batches of arrays on a background thread (false: on the calling thread).
+     * Default true. TFC_FIT_PREFETCH */
+    bool fit_prefetch;
+    /* batches fit's prefetcher gathers ahead, 1 .. 8; 0 (default): from the batch size. TFC_FIT_PREFETCH_DEPTH */
+    int fit_prefetch_depth;
+} tfc_runtime_config;
+
 typedef struct tfc_ctx_opts {
     int intra_op_threads; /* threads for one op's kernel; 0 = number of cores */
     int64_t seed;         /* global seed (tf.random.set_seed); used when has_seed */
     bool has_seed;
+    const tfc_runtime_config *config; /* NULL: the defaults; the environment overrides either (see above) */
 } tfc_ctx_opts;
+
+/* The defaults of tfc_runtime_config (no environment applied). */
+TFC_API tfc_runtime_config tfc_runtime_config_defaults(void);
+/* The context's switches (borrowed; valid until tfc_ctx_set_config or tfc_ctx_free). */
+TFC_API const tfc_runtime_config *tfc_ctx_config(const tfc_ctx *ctx);
+/* Replaces the context's switches (as given: the environment is not read again); a depth outside 0 .. 8
+ * becomes 0. Steps already traced keep what they were traced with. */
+TFC_API void tfc_ctx_set_config(tfc_ctx *ctx, const tfc_runtime_config *config);
 
 /* New eager context. opts may be NULL (defaults). One context is used by one thread at a time. */
 TFC_API tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st);
@@ -22,6 +49,16 @@ TFC_API void tfc_ctx_free(tfc_ctx *ctx);  /* NULL-safe; ends open scopes and fre
 TFC_API tfc_threadpool *tfc_ctx_pool(tfc_ctx *ctx);
 /* tf.random.set_seed: sets the global seed and resets the op-seed counter. */
 TFC_API void tfc_ctx_set_seed(tfc_ctx *ctx, int64_t seed);
+/* The global seed state (TensorFlow's context seed and its op-seed counter), to save and restore around code
+ * that reseeds (Keras fit reseeds per epoch). has_seed false: no global seed (tfc_ctx_seed_restore then clears
+ * it). */
+typedef struct tfc_ctx_seed_state {
+    bool has_seed;
+    int64_t seed;
+    int64_t op_seed_counter;
+} tfc_ctx_seed_state;
+TFC_API tfc_ctx_seed_state tfc_ctx_seed_save(const tfc_ctx *ctx);
+TFC_API void tfc_ctx_seed_restore(tfc_ctx *ctx, const tfc_ctx_seed_state *s);
 
 /* ---- scopes (TensorFlow.js's tidy/keep) -------------------------------------------------------------
  * Between tfc_scope_begin and tfc_scope_end every tensor returned by an op belongs to the scope and is
@@ -67,6 +104,11 @@ TFC_API void tfc_tape_watch(tfc_tape *tape, tfc_tensor *t);          /* non-floa
 TFC_API void tfc_tape_watch_variable(tfc_tape *tape, tfc_variable *v);
 TFC_API void tfc_tape_stop_recording(tfc_tape *tape);               /* tape.stop_recording() ... */
 TFC_API void tfc_tape_start_recording(tfc_tape *tape);              /* ... and its end */
+/* TensorFlow's context-level record.stop_recording(): until the matching tfc_ctx_start_recording, ops (and
+ * variable reads) of this context are recorded on no tape, whichever tapes are active (optimizer updates,
+ * metrics). Pauses nest; NULL-safe. Inside a traced function the pause applies to the trace's tapes. */
+TFC_API void tfc_ctx_stop_recording(tfc_ctx *ctx);
+TFC_API void tfc_ctx_start_recording(tfc_ctx *ctx);
 /* Gradient of sum(target) with respect to each source (tensors in src_t, n_t of them, then variables in
  * src_v, n_v). grads receives n_t + n_v new tensors (caller/scope owned); an unconnected source gets NULL
  * (TFC_UNCONNECTED_NONE) or zeros (TFC_UNCONNECTED_ZERO); so does a source the tape never watched, and an

@@ -19,6 +19,7 @@ tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
         return NULL;
     }
     if (opts && opts->has_seed) tfc_ctx_set_seed(ctx, opts->seed);
+    tfc_ctx_config_init(ctx, opts ? opts->config : NULL);
     tfc_status_clear(st);
     return ctx;
 }
@@ -40,6 +41,17 @@ void tfc_ctx_set_seed(tfc_ctx *ctx, int64_t seed) {
     ctx->has_seed = true;
     ctx->op_seed_counter = 0;
     tfc_kernel_cache_clear(ctx); /* as TensorFlow clears its kernel cache: seeded streams restart */
+}
+
+tfc_ctx_seed_state tfc_ctx_seed_save(const tfc_ctx *ctx) {
+    return (tfc_ctx_seed_state){.has_seed = ctx->has_seed, .seed = ctx->global_seed, .op_seed_counter = ctx->op_seed_counter};
+}
+
+/* (the kernel cache stays: streams already seeded continue, as fit's per-epoch reseeding has them) */
+void tfc_ctx_seed_restore(tfc_ctx *ctx, const tfc_ctx_seed_state *s) {
+    ctx->has_seed = s->has_seed;
+    ctx->global_seed = s->seed;
+    ctx->op_seed_counter = s->op_seed_counter;
 }
 
 bool tfc_scope_begin(tfc_ctx *ctx, tfc_status *st) {

@@ -15,6 +15,7 @@ typedef struct tfc_scope {
 
 struct tfc_ctx {
     tfc_threadpool *pool;
+    tfc_runtime_config config; /* read once at creation (context_config.c) */
     int64_t global_seed;
     bool has_seed;
     int64_t op_seed_counter; /* TensorFlow's per-op seed counter under a global seed */
@@ -56,6 +57,8 @@ bool tfc_tape_should_record(tfc_ctx *ctx, tfc_tensor *const *in, int n_in);
 /* True when exactly one tape is active, it records, is not persistent and nothing pauses recording (a Keras
  * training step's tape): its gradient runs once and no outer tape records that gradient's ops. */
 bool tfc_tape_single_plain(const tfc_ctx *ctx);
+/* context_config.c: ctx->config from the given switches (NULL: defaults) and the environment */
+void tfc_ctx_config_init(tfc_ctx *ctx, const tfc_runtime_config *given);
 /* tfc_variable_read without running ReadVariableOp where no tape is active (nothing to record; inference
  * paths, where the op's dispatch is a few percent of a small model's call): the same tensor (sharing the
  * value's buffer), tracked in the innermost scope as op results are. With a tape, or for an uninitialised

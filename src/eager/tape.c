@@ -161,6 +161,12 @@ void tfc_tape_watch_variable(tfc_tape *t, tfc_variable *v) {
 
 void tfc_tape_stop_recording(tfc_tape *t) { t->recording = false; }
 void tfc_tape_start_recording(tfc_tape *t) { t->recording = true; }
+void tfc_ctx_stop_recording(tfc_ctx *ctx) {
+    if (ctx) ctx->record_paused++;
+}
+void tfc_ctx_start_recording(tfc_ctx *ctx) {
+    if (ctx && ctx->record_paused > 0) ctx->record_paused--;
+}
 
 void tfc_tape_variable_accessed(tfc_ctx *ctx, tfc_variable *v) {
     if (!v->trainable || ctx->record_paused) return;

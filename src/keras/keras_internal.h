@@ -171,6 +171,9 @@ tfc_tensor *tfc_regularizer_apply(tfc_ctx *ctx, const tfc_regularizer *reg, tfc_
 /* Keras's _keras_logits (training.c): during a train/test step, y = softmax(x) or sigmoid(x) remembers x so that
  * the cross-entropies compute from logits (tfc_loss_call_logits). A no-op outside steps. */
 void tfc_keras_note_logits(tfc_tensor *y, tfc_tensor *x);
+/* The seed generator of the running training step (training_rng.c): an int64 variable [2] (key, counter) that
+ * Dropout reads its seed pair from, adding 1 to the counter; NULL outside a model's training step. */
+tfc_variable *tfc_keras_step_rng(void);
 /* Reads the activation name at build/call: INVALID_ARGUMENT "Unknown activation function: x (layer "d")". */
 bool tfc_layer_check_activation(const tfc_layer *l, const char *activation, tfc_status *st);
 

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "core/size_check.h"
-#include "eager/context_internal.h"
 #include "keras/keras_internal.h"
 #include "tfc/ops/math.h"
 
@@ -629,9 +628,9 @@ bool tfc_metric_update_state(tfc_metric *m, tfc_ctx *ctx, tfc_tensor *y_true, tf
     if (saved) memcpy(saved, m->tp, (size_t)m->n_thr * 4 * sizeof *saved);
     bool ok = tfc_scope_begin(ctx, st);
     if (ok) {
-        ctx->record_paused++;
+        tfc_ctx_stop_recording(ctx);
         ok = update(m, ctx, y_true, y_pred, sample_weight, st);
-        ctx->record_paused--;
+        tfc_ctx_start_recording(ctx);
         tfc_scope_end(ctx);
     }
     if (!ok) {

@@ -385,12 +385,9 @@ static bool is_one_of(tfc_tensor *t, tfc_tensor *const *v, int n) {
     return false;
 }
 
-/* TFC_KERAS_FUSE_CONV_POOL=0 in the environment turns the training fusion off (tests and benchmarks compare
- * it with the layer-by-layer ops). */
-static bool train_fusion_off(void) {
-    const char *e = getenv("TFC_KERAS_FUSE_CONV_POOL");
-    return e && !strcmp(e, "0");
-}
+/* The context's keras_fuse_conv_pool switch off (TFC_KERAS_FUSE_CONV_POOL=0) turns the training fusion off
+ * (tests and benchmarks compare it with the layer-by-layer ops). */
+static bool train_fusion_off(const tfc_ctx *ctx) { return !tfc_ctx_config(ctx)->keras_fuse_conv_pool; }
 
 /* The plan node that may run fused with node p as one op (tfc_conv2d_max_pool_infer when no tape records and
  * not training, tfc_conv2d_max_pool_train under a training step's single non-persistent tape), or -1: p
@@ -398,7 +395,7 @@ static bool train_fusion_off(void) {
  * one tensor, while no model output is p's output. */
 static int fusable_reader(const tfc_model_impl *impl, const tfc_ctx *ctx, int p, bool training) {
     const tfc_plan_node *a = &impl->plan[p];
-    if (ctx->n_tapes ? !tfc_tape_single_plain(ctx) || train_fusion_off() : training || impl->tf_ops_only) return -1;
+    if (ctx->n_tapes ? !tfc_tape_single_plain(ctx) || train_fusion_off(ctx) : training || impl->tf_ops_only) return -1;
     if (a->is_input || a->node->n_in != 1 || a->node->n_out != 1) return -1;
     const int s = a->out_slot[0];
     int reader = -1;

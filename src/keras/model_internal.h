@@ -75,6 +75,8 @@ typedef struct tfc_model_impl {
     /* compile's steps_per_execution (>= 1) and the traced train/test/predict functions (training_function.c) */
     int steps_per_execution;
     struct tfc_model_fns *fns;
+    /* the seed generator of training steps (training_rng.c); NULL until the first training step */
+    tfc_variable *rng;
     /* model.export is tracing the call (set on the exported model and every model nested in it): only
      * TensorFlow's ops, so that TensorFlow runs the SavedModel (no _Tfc fusions such as Conv2D + MaxPooling2D
      * as one op) */
@@ -149,14 +151,26 @@ bool tfc_model_graph_mode(tfc_model *m, bool train);
  * sample weights. out[s] receives step s's tensors (eager, current scope; predict: pred only). */
 bool tfc_model_fn_run(tfc_model *m, tfc_fn_kind kind, int n, tfc_tensor *const *in, int n_x, bool has_sw,
                       tfc_step_out *out, tfc_status *st);
-/* Drops the functions of this kind (the next call traces again): fit does so for train_function at each epoch
- * under a global seed, so that the random ops' seeds of an epoch depend only on the seed and the epoch (a fit
- * resumed by BackupAndRestore repeats the masks of an uninterrupted one). */
+/* Drops the functions of this kind (the next call traces again). */
 void tfc_model_fns_forget(tfc_model *m, tfc_fn_kind kind);
 /* How many times the model's functions were traced (all kinds), for tests. */
 int tfc_model_fn_tracing_count(const tfc_model *m);
 /* Frees the traced functions (compile, recompile and model free; they hold the optimizer's variables). */
 void tfc_model_fns_free(tfc_model *m);
+
+/* ---- training_rng.c: the model's seed generator ---- */
+/* Creates m's seed generator when missing: an int64 variable [2] (key, counter), the key from the global seed
+ * (tfc_random_get_seed) or random without one. */
+bool tfc_model_rng_ready(tfc_model *m, tfc_status *st);
+/* Sets the generator to (key, 0) (fit, at each epoch), creating it when missing. */
+bool tfc_model_rng_reset(tfc_model *m, uint64_t key, tfc_status *st);
+/* Makes m's generator the one tfc_keras_step_rng returns on this thread (a training step's forward pass), and
+ * ends that. */
+void tfc_model_rng_begin(tfc_model *m);
+void tfc_model_rng_end(void);
+void tfc_model_rng_free(tfc_model *m);
+/* A nondeterministic 64-bit seed (training.c). */
+uint64_t tfc_model_fresh_seed(void);
 
 /* ---- metrics.c: a metric's state as doubles (for cross-worker aggregation) ---- */
 int tfc_metric_state_size(const tfc_metric *m);

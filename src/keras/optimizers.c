@@ -531,9 +531,9 @@ bool tfc_optimizer_apply_gradients(tfc_optimizer *o, tfc_ctx *ctx, tfc_tensor *c
     }
     bool ok = tfc_scope_begin(ctx, st);
     if (ok) {
-        ctx->record_paused++; /* optimizer updates are never recorded on tapes */
+        tfc_ctx_stop_recording(ctx); /* optimizer updates are never recorded on tapes */
         ok = apply_locked(o, ctx, grads, vars, n, g, v, st);
-        ctx->record_paused--;
+        tfc_ctx_start_recording(ctx);
         tfc_scope_end(ctx);
     }
     tfc_free(g);

@@ -5,9 +5,10 @@
  * each output plus the regularization losses, gradients of the trainable weights, the optimizer update, then
  * the metrics. Batches are rows gathered (GatherV2) by a seeded Fisher-Yates permutation of the samples, or
  * slices when not shuffled; fit copies the next batch's rows on a background thread while a step runs
- * (training_prefetch.h). Every epoch's randomness derives from (seed base, epoch): the permutation, and,
- * under a global seed, the op seeds of random layers (Dropout), so that BackupAndRestore can resume a run
- * and end with the weights of an uninterrupted one. */
+ * (training_prefetch.h). Every epoch's randomness derives from (seed base, epoch): the permutation, Dropout's
+ * masks (the model's seed generator, training_rng.c) and, under a global seed, the op seeds of other random
+ * layers run eagerly, so that BackupAndRestore can resume a run and end with the weights of an uninterrupted
+ * one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "eager/context_internal.h"
 #include "tfc/keras/mixed_precision.h"
 #include "keras/model_internal.h"
 #include "keras/optimizer_internal.h"
@@ -107,6 +107,7 @@ char *tfc_py_repr_f32(float v, char *buf, size_t size) { return py_repr(v, true,
 void tfc_model_compile_free(tfc_model *m) {
     tfc_model_impl *impl = TFC_IMPL(m);
     tfc_model_fns_free(m);
+    tfc_model_rng_free(m);
     tfc_optimizer_free(m->optimizer);
     tfc_loss_free(m->loss);
     m->optimizer = NULL;
@@ -496,11 +497,14 @@ bool tfc_model_step_ops(tfc_model *m, bool train, tfc_tensor *const *x, int n_x,
     tfc_model_impl *impl = TFC_IMPL(m);
     tfc_ctx *ctx = m->ctx;
     *out = (tfc_step_out){0};
+    if (train && !tfc_model_rng_ready(m, st)) return false;
     tfc_tape *tape = train ? tfc_tape_new(ctx, false, true, st) : NULL;
     if (train && !tape) return false;
     logits_begin();
+    if (train) tfc_model_rng_begin(m);
     bool ok = tfc_model_forward(m, x, n_x, out->pred, impl->n_out, train, st) &&
               compute_loss(impl, y, out->pred, sw, &out->total, out->out_loss, st);
+    tfc_model_rng_end();
     logits_end();
     int nv = ok && train ? tfc_layer_trainable_weights(&m->base, NULL, 0) : 0;
     tfc_variable **vars = NULL;
@@ -813,7 +817,7 @@ static void permutation(int64_t *perm, int64_t n, uint64_t seed) {
     }
 }
 
-static uint64_t fresh_seed(void) {
+uint64_t tfc_model_fresh_seed(void) {
     static _Atomic uint64_t counter;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
@@ -824,10 +828,9 @@ static uint64_t fresh_seed(void) {
 /* The per-epoch seeding: under a global seed, each epoch runs with global seed f(base, epoch) and a fresh op
  * seed counter, so random layers draw the same numbers in an epoch whatever ran before it. */
 static void seed_epoch(tfc_ctx *ctx, uint64_t base, int epoch) {
-    if (!ctx->has_seed) return;
+    if (!tfc_ctx_seed_save(ctx).has_seed) return;
     int64_t s = (int64_t)(mix64(base ^ mix64((uint64_t)epoch + 0x45504F43ull)) % 2147483647ull);
-    ctx->global_seed = s ? s : 1;
-    ctx->op_seed_counter = 0;
+    tfc_ctx_seed_restore(ctx, &(tfc_ctx_seed_state){.has_seed = true, .seed = s ? s : 1});
 }
 
 static uint64_t shuffle_seed(uint64_t base, int64_t data_epoch) { return mix64(base ^ mix64((uint64_t)data_epoch ^ 0x5348554646ull)); }
@@ -1038,8 +1041,7 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     struct tfc_fit_state fs = {.out = o.out ? o.out : stdout};
     char **val_names = NULL;
     int n_names = 0;
-    bool seeded = false;
-    int64_t saved_seed = 0, saved_counter = 0;
+    const tfc_ctx_seed_state saved_seed = tfc_ctx_seed_save(ctx);
 
     if (!x || !y || n_x < 1 || n_y < 1 || n_x > TFC_KERAS_MAX_IO || n_y > TFC_KERAS_MAX_IO) {
         ok = tfc_status_set(st, TFC_INVALID_ARGUMENT, "fit: x and y must hold 1 to %d arrays", TFC_KERAS_MAX_IO);
@@ -1147,13 +1149,10 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     cbs[n_cbs++] = hist_cb;
     if (bar) cbs[n_cbs++] = bar;
 
-    if (ctx->has_seed) {
-        seeded = true;
-        saved_seed = ctx->global_seed;
-        saved_counter = ctx->op_seed_counter;
-        fs.seed_base = mix64((uint64_t)ctx->global_seed * 0x100000001B3ull ^ mix64((uint64_t)ctx->op_seed_counter));
+    if (saved_seed.has_seed) {
+        fs.seed_base = mix64((uint64_t)saved_seed.seed * 0x100000001B3ull ^ mix64((uint64_t)saved_seed.op_seed_counter));
     } else {
-        fs.seed_base = fresh_seed();
+        fs.seed_base = tfc_model_fresh_seed();
     }
     if (impl->strategy && tfc_strategy_collective(impl->strategy)) { /* one shuffling order for all workers */
         int64_t sb = (int64_t)fs.seed_base;
@@ -1184,10 +1183,11 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     /* Keras feeds fit from a tf.data pipeline that prefetches the batches ahead in its own threads; the
      * prefetcher does that here (training_prefetch.h). Started after on_train_begin, which may move the
      * initial epoch and seed (BackupAndRestore); without it (no thread) batches are gathered in the loop. */
-    if (tfc_fit_prefetch_wanted(srcs, n_src) &&
+    const tfc_runtime_config *cfg = tfc_ctx_config(ctx);
+    if (cfg->fit_prefetch && tfc_fit_prefetch_wanted(srcs, n_src) &&
         (!shuffle || (perm_next = tfc_malloc((size_t)train.n * sizeof *perm)))) {
         tfc_status pst = {0};
-        pf = tfc_fit_prefetch_new(srcs, n_src, bs, 0, &pst);
+        pf = tfc_fit_prefetch_new(srcs, n_src, bs, cfg->fit_prefetch_depth, &pst);
         perms[1] = perm_next;
     }
     /* positions of the batch stream: the last one to train on, and the last one queued in the prefetcher */
@@ -1199,8 +1199,9 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     tfc_tensor *held[TFC_MAX_STEPS_PER_EXECUTION * (2 * TFC_KERAS_MAX_IO + 1)] = {0}; /* prefetched batches */
     for (int epoch = fs.initial_epoch; epoch < epochs && ok; epoch++) {
         seed_epoch(ctx, fs.seed_base, epoch);
-        /* a seeded epoch's random ops (Dropout) take their seeds from the epoch's seed: traced anew */
-        if (ctx->has_seed) tfc_model_fns_forget(m, TFC_FN_TRAIN);
+        /* Dropout's masks of an epoch: from the model's seed generator set to (f(base, epoch), 0), a captured
+         * resource of train_function (no new trace) */
+        if (!(ok = tfc_model_rng_reset(m, mix64(fs.seed_base ^ mix64((uint64_t)epoch ^ 0x44524F50ull)), st))) break;
         tfc_model_reset_metrics(m);
         if (!(ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_EPOCH_BEGIN, m, epoch, NULL, st))) break;
         tp = (throughput){.t0 = o.report_throughput ? tfc_trace_now() : 0};
@@ -1305,9 +1306,10 @@ bool tfc_model_fit_n(tfc_model *m, tfc_tensor *const *x, int n_x, tfc_tensor *co
     if (ok) ok = tfc_callbacks_run(cbs, n_cbs, TFC_HOOK_TRAIN_END, m, 0, &epoch_logs, st);
 
 done:
-    if (seeded) { /* the next fit starts from a new base */
-        ctx->global_seed = saved_seed;
-        ctx->op_seed_counter = saved_counter + 1;
+    if (saved_seed.has_seed) { /* the next fit starts from a new base */
+        tfc_ctx_seed_state next = saved_seed;
+        next.op_seed_counter++;
+        tfc_ctx_seed_restore(ctx, &next);
     }
     if (impl && impl->fit == &fs) impl->fit = NULL;
     tfc_fit_prefetch_free(pf);

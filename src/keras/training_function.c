@@ -1,7 +1,8 @@
 /* Compiled steps: Keras's train_function, test_function and predict_function as graph functions
  * (tfc/function.h). Each traces tfc_model_step_ops (or the forward pass) once per input signature: the
  * layers' weights, the optimizer's iterations and slots are captured variables, so every call trains the
- * model's current state. n steps of one execution (steps_per_execution) are unrolled in one trace. The loss
+ * model's current state; so is the model's seed generator (Dropout's masks), which fit sets per epoch without a
+ * new trace. n steps of one execution (steps_per_execution) are unrolled in one trace. The loss
  * tracker and the metrics are updated on the host from the losses and predictions the function returns.
  *
  * A trace bakes in what the step reads from the host: the learning rate (constant: tfc_optimizer_traceable
@@ -65,19 +66,10 @@ static int traced(tfc_ctx *ctx, tfc_tensor *const *in, int n_in, tfc_tensor **ou
     return k;
 }
 
-/* TFC_KERAS_RUN_EAGERLY=0 in the environment makes compiled steps the default (run_eagerly = TFC_DEFAULT);
- * read once. */
-static bool graph_by_default(void) {
-    static int v = -1;
-    if (v < 0) {
-        const char *e = getenv("TFC_KERAS_RUN_EAGERLY");
-        v = e && !strcmp(e, "0");
-    }
-    return v == 1;
-}
-
 bool tfc_model_graph_mode(tfc_model *m, bool train) {
-    tfc_flag r = m->run_eagerly == TFC_DEFAULT ? (graph_by_default() ? TFC_NO : TFC_YES) : m->run_eagerly;
+    /* run_eagerly = TFC_DEFAULT: the context's keras_run_eagerly switch (TFC_KERAS_RUN_EAGERLY) */
+    tfc_flag r = m->run_eagerly == TFC_DEFAULT ? (tfc_ctx_config(m->ctx)->keras_run_eagerly ? TFC_YES : TFC_NO)
+                                                : m->run_eagerly;
     if (r != TFC_NO || TFC_IMPL(m)->strategy) return false;
     return !train || tfc_optimizer_traceable(m->optimizer);
 }
@@ -136,7 +128,8 @@ bool tfc_model_fn_run(tfc_model *m, tfc_fn_kind kind, int n, tfc_tensor *const *
         tfc_layer_trainable_weights(&m->base, vars, nv);
         bool built = tfc_optimizer_build(m->optimizer, m->ctx, vars, nv, st);
         tfc_free(vars);
-        if (!built) return false;
+        /* and the seed generator Dropout draws from (training_rng.c) */
+        if (!built || !tfc_model_rng_ready(m, st)) return false;
         double lr = tfc_optimizer_learning_rate(m->optimizer);
         if (lr != f->lr) { /* a changed learning rate: the traced constant is stale */
             slots_free(m);

@@ -53,8 +53,6 @@ struct tfc_fit_prefetch {
 };
 
 bool tfc_fit_prefetch_wanted(tfc_tensor *const *src, int n_src) {
-    const char *env = getenv("TFC_FIT_PREFETCH");
-    if (env && !strcmp(env, "0")) return false;
     if (n_src < 1 || n_src > MAX_SRC) return false;
     for (int i = 0; i < n_src; i++) {
         tfc_dtype dt = tfc_tensor_dtype(src[i]);
@@ -159,14 +157,8 @@ tfc_fit_prefetch *tfc_fit_prefetch_new(tfc_tensor *const *src, int n_src, int64_
     for (int i = 0; i < n_src; i++) batch_bytes += tfc_tensor_byte_size(src[i]) / (size_t)tfc_tensor_dim(src[i], 0);
     batch_bytes *= (size_t)max_len;
     if (depth == 0) {
-        const char *env = getenv("TFC_FIT_PREFETCH_DEPTH");
-        int d = env ? atoi(env) : 0;
-        if (d >= 1 && d <= TFC_FIT_PREFETCH_MAX_DEPTH) {
-            depth = d;
-        } else {
-            size_t fit = batch_bytes ? AUTO_BYTES / batch_bytes : TFC_FIT_PREFETCH_MAX_DEPTH;
-            depth = fit < 2 ? 2 : fit > TFC_FIT_PREFETCH_MAX_DEPTH ? TFC_FIT_PREFETCH_MAX_DEPTH : (int)fit;
-        }
+        size_t fit = batch_bytes ? AUTO_BYTES / batch_bytes : TFC_FIT_PREFETCH_MAX_DEPTH;
+        depth = fit < 2 ? 2 : fit > TFC_FIT_PREFETCH_MAX_DEPTH ? TFC_FIT_PREFETCH_MAX_DEPTH : (int)fit;
     }
     tfc_fit_prefetch *p = tfc_calloc(1, sizeof *p);
     int64_t *idx = tfc_malloc((size_t)depth * (size_t)max_len * sizeof *idx);

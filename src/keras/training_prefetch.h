@@ -27,13 +27,13 @@ typedef struct tfc_fit_prefetch tfc_fit_prefetch;
 /* The deepest queue. */
 #define TFC_FIT_PREFETCH_MAX_DEPTH 8
 
-/* Whether fit prefetches: not when TFC_FIT_PREFETCH=0 is set in the environment, nor for arrays of strings,
- * resources or fewer than 1 row. */
+/* Whether fit can prefetch these arrays: not for arrays of strings, resources or fewer than 1 row (the context's
+ * fit_prefetch switch is the caller's). */
 bool tfc_fit_prefetch_wanted(tfc_tensor *const *src, int n_src);
 
 /* A prefetcher of batches of up to max_len rows of the n_src arrays src (borrowed: they must outlive it; all
- * with the same first dimension), queueing up to depth batches (1 .. TFC_FIT_PREFETCH_MAX_DEPTH; 0: the
- * environment's TFC_FIT_PREFETCH_DEPTH if set, else as many batches as fit in 8 MiB, at least 2). Starts its
+ * with the same first dimension), queueing up to depth batches (1 .. TFC_FIT_PREFETCH_MAX_DEPTH; 0: as
+ * many batches as fit in 8 MiB, at least 2; fit passes the context's fit_prefetch_depth). Starts its
  * thread. NULL with st set on failure. */
 tfc_fit_prefetch *tfc_fit_prefetch_new(tfc_tensor *const *src, int n_src, int64_t max_len, int depth,
                                        tfc_status *st);

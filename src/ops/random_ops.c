@@ -132,7 +132,25 @@ const tfc_op_def tfc_op_def_tfc_dropout_grad = {
     .shape = dropout_grad_shape, .grad = dropout_grad_grad_fn,
 };
 
+/* _TfcDropoutSeeded(x, seed) is _TfcDropout with its generator state given as an input instead of kept by the
+ * kernel: the uniforms are the first ones a fresh _TfcDropout with attrs (seed, seed2) = (seed[0] ^ mix(salt),
+ * seed[1]) would draw (salt 0: seed[0] itself). Keras's Dropout draws its seed pair from a seed-generator
+ * variable (a captured resource of a traced train step), so an eager step and a traced one give the same masks. */
+static bool dropout_seeded_shape(tfc_shape_ctx *c, tfc_status *st) {
+    const tfc_shape *s = &c->in_shapes[1];
+    if (s->rank >= 0 && (s->rank != 1 || (s->dims[0] >= 0 && s->dims[0] != 2)))
+        return TFC_OP_ERR(c, st, "seed must be a vector of 2 elements, got shape %s", SHP(s));
+    return dropout_shape(c, st);
+}
+
+const tfc_op_def tfc_op_def_tfc_dropout_seeded = {
+    .name = "_TfcDropoutSeeded", .inputs = "x: T, seed: int64", .outputs = "output: T, mask: bool",
+    .attrs = "rate: float, salt: int = 0, T: {float, double}",
+    .shape = dropout_seeded_shape, .grad = dropout_grad_fn,
+};
+
 const tfc_op_def *const tfc_ops_random[] = {
     &tfc_op_def_random_uniform, &tfc_op_def_random_standard_normal, &tfc_op_def_truncated_normal,
-    &tfc_op_def_random_uniform_int, &tfc_op_def_tfc_dropout, &tfc_op_def_tfc_dropout_grad, NULL,
+    &tfc_op_def_random_uniform_int, &tfc_op_def_tfc_dropout, &tfc_op_def_tfc_dropout_grad,
+    &tfc_op_def_tfc_dropout_seeded, NULL,
 };

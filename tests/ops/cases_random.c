@@ -47,6 +47,12 @@ const op_case op_cases_random[] = {
      1, {TFC_ATTR_F("rate", 0.3)}, .grad = true},
     {"_TfcDropoutGrad", "parallel, fixed mask", 2, {IN_T(1, 1000), {.dtype = TFC_BOOL, .rank = 1, .dims = {1000},
      .no_grad = true}}, 1, {TFC_ATTR_F("rate", 0.6)}, .grad = true},
+    /* _TfcDropoutSeeded (tfc-internal): _TfcDropout with its seed pair as an input (test_random.c compares them) */
+    {"_TfcDropoutSeeded", "rate 0", 2, {IN_T(2, 3, 5), IN_I64(1, 2, 7, 11)}, 1, {TFC_ATTR_F("rate", 0.0)}, .grad = true},
+    {"_TfcDropoutSeeded", "rate 0.5, salted, parallel", 2, {IN_T(2, 60, 301), IN_I64(1, 2, 7, 11)}, 2,
+     {TFC_ATTR_F("rate", 0.5), TFC_ATTR_I("salt", 3)}, .no_reference = true},
+    {"_TfcDropoutSeeded", "size 0", 2, {IN_T(2, 4, 0), IN_I64(1, 2, 1, 2)}, 1, {TFC_ATTR_F("rate", 0.5)},
+     .no_reference = true},
     {0},
 };
 
@@ -88,6 +94,8 @@ const bad_case bad_cases_random[] = {
      .expect = {"RandomUniformInt", "int32", "int64"}},
     {"RandomUniformInt", "negative dim", 3, {IN_I32(1, 2, -1, 3), SCALAR_T(0), SCALAR_T(4)}, .dtype = TFC_INT32,
      .code = TFC_INVALID_ARGUMENT, .expect = {"RandomUniformInt", "Dimension -1 must be >= 0"}},
+    {"_TfcDropoutSeeded", "3 seeds", 2, {IN_T(1, 3), IN_I64(1, 3, 1, 2, 3)}, 1, {TFC_ATTR_F("rate", 0.5)},
+     .code = TFC_INVALID_ARGUMENT, .expect = {"_TfcDropoutSeeded", "seed must be a vector of 2 elements", "[3]"}},
     {"_TfcDropout", "rate 1", 1, {IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", 1.0)}, .code = TFC_INVALID_ARGUMENT,
      .expect = {"_TfcDropout", "rate must be in [0, 1), got 1"}},
     {"_TfcDropout", "negative rate", 1, {IN_T(1, 3)}, 1, {TFC_ATTR_F("rate", -0.5)}, .code = TFC_INVALID_ARGUMENT,

@@ -19,7 +19,7 @@
  *    weight bit for bit (the first layer's bias gradient within float32 rounding where its sum's order
  *    differs), batch 1 and 5, 1 and 2 threads, also with integer weights and inputs (ties, zeros); the fused
  *    gradient ops ran exactly when expected;
- *  - a fit (SGD) step with the fusion on and off (TFC_KERAS_FUSE_CONV_POOL=0): the same weights within float32
+ *  - a fit (SGD) step with the fusion on and off (the context's keras_fuse_conv_pool switch): the same weights within float32
  *    rounding. */
 #include <math.h>
 #include <stdlib.h>
@@ -385,14 +385,17 @@ static void fit_case(int threads) {
         for (int k = 0; k < nw; k++) tfc_tensor_unref(w[k]);
     }
     for (int k = 0; k < 2; k++) {
-        if (k) setenv("TFC_KERAS_FUSE_CONV_POOL", "0", 1);
+        tfc_runtime_config rc = *tfc_ctx_config(ctx);
+        rc.keras_fuse_conv_pool = k == 0;
+        tfc_ctx_set_config(ctx, &rc);
         n_rbg = n_fgrad = n_agrad = 0;
         CHECK(tfc_model_fit(m[k], x, labels,
                             &(tfc_fit_opts){.batch_size = 48, .epochs = 1, .shuffle = TFC_NO, .verbose = TFC_VERBOSE_SILENT},
                             NULL, &st));
         CHECK(k ? n_rbg == 0 && n_fgrad == 0 && n_agrad == 0 : n_rbg == 1 && n_agrad == 1 && n_fgrad == 0);
         /* (two pairs, one step) */
-        unsetenv("TFC_KERAS_FUSE_CONV_POOL");
+        rc.keras_fuse_conv_pool = true;
+        tfc_ctx_set_config(ctx, &rc);
     }
     tfc_variable *v0[16], *v1[16];
     const int nv = model_vars(m[0], v0, 16);

@@ -99,9 +99,16 @@ static void test_prefetcher(void) {
     tfc_tensor *s = tfc_tensor_new(TFC_STRING, (int64_t[]){3}, 1, &st);
     REQUIRE(s);
     CHECK(!tfc_fit_prefetch_wanted(&s, 1));
+    /* the switch: read from the environment when a context is created, not later */
+    tfc_status cst = TFC_STATUS_INIT;
+    tfc_ctx *c0 = tfc_ctx_new(NULL, &cst);
     setenv("TFC_FIT_PREFETCH", "0", 1);
-    CHECK(!tfc_fit_prefetch_wanted(src, 2));
+    tfc_ctx *c1 = tfc_ctx_new(NULL, &cst);
+    REQUIRE(c0 && c1);
+    CHECK(tfc_ctx_config(c0)->fit_prefetch && !tfc_ctx_config(c1)->fit_prefetch);
     unsetenv("TFC_FIT_PREFETCH");
+    tfc_ctx_free(c0);
+    tfc_ctx_free(c1);
     tfc_tensor_unref(s);
     tfc_tensor_unref(a);
     tfc_tensor_unref(b);
@@ -395,11 +402,28 @@ static void test_prefetcher_queue(void) {
     p = tfc_fit_prefetch_new(&a, 1, (int64_t)1 << 19, 0, &st); /* 6 MiB batches */
     CHECK(tfc_fit_prefetch_depth(p) == 2);
     tfc_fit_prefetch_free(p);
+    /* the context's depth: from the environment at its creation (out of range: automatic), or as set */
     setenv("TFC_FIT_PREFETCH_DEPTH", "3", 1);
-    p = tfc_fit_prefetch_new(&a, 1, 5, 0, &st);
+    tfc_ctx *c = tfc_ctx_new(NULL, &st);
+    REQUIRE(c);
+    CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 3);
+    p = tfc_fit_prefetch_new(&a, 1, 5, tfc_ctx_config(c)->fit_prefetch_depth, &st);
     CHECK(tfc_fit_prefetch_depth(p) == 3);
     tfc_fit_prefetch_free(p);
+    tfc_ctx_free(c);
+    setenv("TFC_FIT_PREFETCH_DEPTH", "9", 1);
+    REQUIRE((c = tfc_ctx_new(&(tfc_ctx_opts){.config = &(tfc_runtime_config){.fit_prefetch_depth = 5}}, &st)));
+    CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 0);
+    tfc_runtime_config rc = *tfc_ctx_config(c);
+    rc.fit_prefetch_depth = 4;
+    tfc_ctx_set_config(c, &rc);
+    CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 4);
+    tfc_ctx_free(c);
     unsetenv("TFC_FIT_PREFETCH_DEPTH");
+    REQUIRE((c = tfc_ctx_new(&(tfc_ctx_opts){.config = &(tfc_runtime_config){.fit_prefetch_depth = 5}}, &st)));
+    CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 5 && !tfc_ctx_config(c)->fit_prefetch &&
+          !tfc_ctx_config(c)->keras_run_eagerly);
+    tfc_ctx_free(c);
     CHECK_OK(&st);
     tfc_tensor_unref(a);
 }

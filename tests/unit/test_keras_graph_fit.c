@@ -336,9 +336,81 @@ static void test_multi_io_batch_norm_sample_weights(void) {
     for (int i = 0; i < 7; i++) tfc_tensor_unref(all[i]);
 }
 
+/* Dropout under a global seed: its masks come from the model's seed generator, a captured resource of
+ * train_function, so one trace serves every epoch (fit resets the generator per epoch) and the traced steps give
+ * the eager steps' losses and metrics; another seed gives other masks */
+static tfc_model *mlp_dropout(void) {
+    tfc_keras_clear_session();
+    tfc_model *m = tfc_sequential(ctx, (tfc_layer *[]){tfc_layers_dense(.units = 16, .activation = "relu", .input_shape = {8}),
+                                                       tfc_layers_dropout(.rate = 0.3),
+                                                       tfc_layers_dense(.units = 3, .activation = "softmax"), NULL});
+    REQUIRE(m);
+    return m;
+}
+
+static void fit_seeded(tfc_model *m, int64_t seed, tfc_tensor *x, tfc_tensor *y, rec_t *r, double acc[3]) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_ctx_set_seed(ctx, seed);
+    *r = (rec_t){0};
+    tfc_history *h = NULL;
+    CHECK(tfc_model_fit(m, x, y,
+                        &(tfc_fit_opts){.batch_size = 16, .epochs = 3, .shuffle = TFC_YES,
+                                        .verbose = TFC_VERBOSE_SILENT, .callbacks = {tfc_callback_new(&rec_fns, r)}},
+                        &h, &st));
+    CHECK_OK(&st);
+    int n = 0;
+    const double *a = h ? tfc_history_get(h, "accuracy", &n) : NULL;
+    CHECK(a && n == 3);
+    for (int i = 0; i < 3 && a && n == 3; i++) acc[i] = a[i];
+    tfc_history_free(h);
+}
+
+static void test_dropout_seed_generator(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    tfc_tensor *x, *y;
+    make_data(false, 96, &x, &y); /* 6 full batches of 16: one signature */
+    tfc_model *e = mlp_dropout(), *g = mlp_dropout(), *g2 = mlp_dropout();
+    copy_weights(e, g);
+    copy_weights(e, g2);
+    REQUIRE(tfc_compile(e, &st, .optimizer = make_opt(0), .loss_name = "sparse_categorical_crossentropy",
+                        .metrics = {"accuracy"}, .run_eagerly = TFC_YES));
+    REQUIRE(tfc_compile(g, &st, .optimizer = make_opt(0), .loss_name = "sparse_categorical_crossentropy",
+                        .metrics = {"accuracy"}, .run_eagerly = TFC_NO));
+    REQUIRE(tfc_compile(g2, &st, .optimizer = make_opt(0), .loss_name = "sparse_categorical_crossentropy",
+                        .metrics = {"accuracy"}, .run_eagerly = TFC_NO));
+    rec_t re, rg, rg2;
+    double ae[3], ag[3], ag2[3];
+    fit_seeded(e, 1234, x, y, &re, ae);
+    fit_seeded(g, 1234, x, y, &rg, ag);
+    fit_seeded(g2, 99, x, y, &rg2, ag2);
+    CHECK_EQ_INT(re.n_end, 18);
+    CHECK_EQ_INT(rg.n_end, 18);
+    CHECK_EQ_INT(tfc_model_fn_tracing_count(g), 1); /* one trace for 3 epochs */
+    CHECK_EQ_INT(tfc_model_fn_tracing_count(e), 0);
+    double most = 0;
+    for (int i = 0; i < 18 && re.n_end == 18 && rg.n_end == 18; i++) {
+        CHECK_NEAR(rg.loss[i], re.loss[i], 1e-5 * fmax(1, fabs(re.loss[i])));
+        most = fmax(most, fabs(rg2.loss[i] - rg.loss[i]));
+    }
+    for (int i = 0; i < 3; i++) CHECK_NEAR(ag[i], ae[i], 1e-6);
+    CHECK(max_rel_weight_diff(e, g) < 1e-4);
+    CHECK(most > 1e-4); /* another seed: other masks, other losses */
+    /* a second fit reuses the trace */
+    fit_seeded(g, 1234, x, y, &rg, ag);
+    CHECK_EQ_INT(tfc_model_fn_tracing_count(g), 1);
+    tfc_model_free(e);
+    tfc_model_free(g);
+    tfc_model_free(g2);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(y);
+    tfc_ctx_free(ctx);
+    ctx = tfc_ctx_new(NULL, &st); /* unseeded again */
+    REQUIRE(ctx);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
-    /* unseeded: fit traces train_function once per signature (under a global seed, once per epoch as well) */
+    /* unseeded (test_dropout_seed_generator seeds it) */
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
     for (int opt = 0; opt < 3; opt++) test_graph_matches_eager(false, opt);
@@ -350,6 +422,7 @@ int main(void) {
     test_steps_per_execution();
     test_learning_rate_change_retraces();
     test_multi_io_batch_norm_sample_weights();
+    test_dropout_seed_generator();
     tfc_ctx_free(ctx);
     tfc_keras_clear_session();
     TEST_MAIN_END();

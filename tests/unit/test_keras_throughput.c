@@ -61,7 +61,9 @@ int main(void) {
     tfc_tensor *y = tfc_tensor_from_data(TFC_INT32, (int64_t[]){64}, 1, yv, sizeof yv, &st);
     REQUIRE(x && y);
     check_report(c, x, y);
-    setenv("TFC_FIT_PREFETCH", "0", 1);
+    tfc_runtime_config rc = *tfc_ctx_config(c);
+    rc.fit_prefetch = false;
+    tfc_ctx_set_config(c, &rc);
     check_report(c, x, y);
 
     /* a profiler already running: profile_batch cannot start its own (logged), training goes on, the running

@@ -445,6 +445,60 @@ static void test_fused_dropout(void) {
     tfc_tensor_unref(x);
 }
 
+/* _TfcDropoutSeeded(x, [s, s2]) gives what a fresh _TfcDropout with seeds (s, s2) gives first, on every call
+ * (no state); a salt changes the mask; the same gradient */
+static void test_seeded_dropout(void) {
+    tfc_status st = TFC_STATUS_INIT;
+    const int64_t dims[2] = {33, 70}, n = 33 * 70;
+    tfc_tensor *x = tfc_tensor_new(TFC_FLOAT, dims, 2, &st), *w = tfc_tensor_new(TFC_FLOAT, dims, 2, &st);
+    REQUIRE(x && w);
+    for (int64_t i = 0; i < n; i++) {
+        ((float *)tfc_tensor_mutable_data(x))[i] = (float)((i * 31) % 17) - 8.0f;
+        ((float *)tfc_tensor_mutable_data(w))[i] = (float)(i % 5) + 0.5f;
+    }
+    tfc_tensor *seed = tfc_vec_i64((const int64_t[]){4242, 9}, 2, &st);
+    REQUIRE(seed);
+    for (int threads = 1; threads <= 2; threads++) {
+        tfc_ctx *c = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = threads}, &st);
+        REQUIRE(c);
+        tfc_tensor *ref = fused_dropout(c, x, 0.4, 4242, 9); /* the first draw of seeds (4242, 9) */
+        tfc_attr a[2] = {TFC_ATTR_F("rate", 0.4), TFC_ATTR_I("salt", 0)};
+        tfc_tensor *o1[2] = {0}, *o2[2] = {0}, *o3[2] = {0};
+        tfc_tape *tape = tfc_tape_new(c, false, false, &st);
+        tfc_tape_watch(tape, x);
+        CHECK(tfc_execute(c, "_TfcDropoutSeeded", (tfc_tensor *[]){x, seed}, 2, a, 2, o1, 2, &st) == 2);
+        CHECK(tfc_execute(c, "_TfcDropoutSeeded", (tfc_tensor *[]){x, seed}, 2, a, 2, o2, 2, &st) == 2);
+        CHECK_OK(&st);
+        check_same_bits("seeded vs first draw", ref, o1[0], n, 4);
+        check_same_bits("seeded, called again", ref, o2[0], n, 4);
+        /* the gradient: dy * mask * scale, as _TfcDropout's */
+        tfc_tensor *t = tfc_emit(c, "Mul", (tfc_tensor *[]){o2[0], w}, 2, NULL, 0, &st), *dx = NULL;
+        CHECK(tfc_tape_gradient(tape, t, &x, 1, NULL, 0, TFC_UNCONNECTED_NONE, &dx, &st));
+        CHECK_OK(&st);
+        tfc_tape_free(tape);
+        const float *y = tfc_tensor_data(o2[0]), *g = dx ? tfc_tensor_data(dx) : NULL;
+        const bool *m = tfc_tensor_data(o2[1]);
+        const float scale = (float)(1.0 / 0.6);
+        int kept = 0, bad = 0;
+        for (int64_t i = 0; i < n && g; i++) {
+            kept += m[i];
+            bad += g[i] != (m[i] ? ((const float *)tfc_tensor_data(w))[i] * scale : 0.0f);
+            bad += m[i] && y[i] != ((const float *)tfc_tensor_data(x))[i] * scale;
+        }
+        CHECK(g && bad == 0);
+        CHECK(kept > n / 2 && kept < n * 7 / 10); /* keep probability 0.6 */
+        a[1] = TFC_ATTR_I("salt", 77);
+        CHECK(tfc_execute(c, "_TfcDropoutSeeded", (tfc_tensor *[]){x, seed}, 2, a, 2, o3, 2, &st) == 2);
+        CHECK(memcmp(tfc_tensor_data(o3[1]), tfc_tensor_data(o1[1]), (size_t)n) != 0);
+        tfc_tensor *all[] = {ref, o1[0], o1[1], o2[0], o2[1], o3[0], o3[1], t, dx};
+        for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tfc_tensor_unref(all[i]);
+        tfc_ctx_free(c);
+    }
+    tfc_tensor_unref(seed);
+    tfc_tensor_unref(x);
+    tfc_tensor_unref(w);
+}
+
 int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
@@ -455,6 +509,7 @@ int main(void) {
     test_unseeded();
     test_moments();
     test_fused_dropout();
+    test_seeded_dropout();
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }

@@ -115,14 +115,16 @@ typedef struct tfc_compile_opts {
     /* Keras's run_eagerly. TFC_NO: fit / evaluate / predict / *_on_batch run compiled steps (Keras's
      * train_function, test_function, predict_function): each is a graph function (tfc/function.h) traced once
      * per input signature (batch shapes and dtypes, with or without sample weights) and called per execution;
-     * the model's variables and the optimizer's iterations and slots are captured resources; the loss tracker
+     * the model's variables, the optimizer's iterations and slots and the model's seed generator (Dropout's
+     * masks in training, set by fit per epoch without a new trace) are captured resources; the loss tracker
      * and the metrics are updated from the losses and predictions each step returns (the same values as
      * eagerly, within float32 rounding). A callback that changes the learning rate makes the next call retrace.
      * Steps run eagerly instead under a distribution strategy and for optimizers whose step depends on host
      * state (learning-rate schedules, legacy decay, Nadam, loss scaling, gradient hooks).
      * TFC_YES (true): every step runs op by op (the layers' hand-fused eager paths; debuggable).
-     * TFC_DEFAULT: eagerly (tfc's compiled steps are not yet faster than its eager ones, and their dropout
-     * masks do not follow fit's per-epoch seeds); TFC_KERAS_RUN_EAGERLY=0 in the environment makes it compiled. */
+     * TFC_DEFAULT: the context's keras_run_eagerly switch (tfc_runtime_config, tfc/eager.h): eagerly unless
+     * it is off (TFC_KERAS_RUN_EAGERLY=0 when the context was created). Both modes draw the same Dropout masks
+     * from the model's seed generator. */
     tfc_flag run_eagerly;
     /* Keras's steps_per_execution (0 = 1; at most 64, else INVALID_ARGUMENT): fit runs this many steps per
      * execution (one call of train_function in graph mode, the steps unrolled in its trace); batch-level

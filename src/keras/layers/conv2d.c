@@ -341,9 +341,9 @@ static bool conv_pool_call(tfc_layer *l, tfc_layer *pl, tfc_ctx *ctx, tfc_tensor
         } else {
             /* the convolution's output, as the layer's call computes it (_FusedConv2D, data_format left at its
              * NHWC default), not recorded: _TfcFusedConv2DMaxPoolTrain's gradient stands for it */
-            ctx->record_paused++;
+            tfc_ctx_stop_recording(ctx);
             tfc_tensor *conv = tfc_emit(ctx, "_FusedConv2D", (tfc_tensor *[]){x, k, b}, 3, at, na - 3, st);
-            ctx->record_paused--;
+            tfc_ctx_start_recording(ctx);
             if (conv)
                 out = tfc_emit(ctx, "_TfcFusedConv2DMaxPoolTrain", (tfc_tensor *[]){x, k, b, conv}, 4, at, na, st);
         }

@@ -54,6 +54,22 @@ static bool dropout_call(tfc_layer *l, tfc_ctx *ctx, tfc_tensor *const *in, int 
     tfc_dtype dt = tfc_tensor_dtype(x);
     bool full = true; /* the noise covers x (noise_shape None or x's own shape) */
     for (int i = 0; i < shape.rank; i++) full &= shape.dims[i] == tfc_tensor_shape(x)->dims[i];
+    tfc_variable *rng = tfc_keras_step_rng();
+    if (full && (dt == TFC_FLOAT || dt == TFC_DOUBLE) && rng) {
+        /* a model's training step: the seed pair from the model's seed generator (then its counter + 1), the
+         * layer's seed as a salt (_TfcDropoutSeeded) */
+        tfc_tensor *seed = tfc_variable_read(ctx, rng, st), *one = seed ? tfc_vec_i64((const int64_t[]){0, 1}, 2, st) : NULL;
+        bool ok = one && tfc_variable_assign_add(ctx, rng, one, st);
+        tfc_attr a[2] = {TFC_ATTR_F("rate", d->rate), TFC_ATTR_I("salt", d->has_seed ? d->seed : 0)};
+        tfc_tensor *outs[2] = {NULL, NULL};
+        ok = ok && tfc_execute(ctx, "_TfcDropoutSeeded", (tfc_tensor *[]){x, seed}, 2, a, 2, outs, 2, st) >= 0;
+        tfc_tensor_unref(one);
+        if (seed) tfc_tensor_unref(tfc_keep(ctx, seed));
+        if (!ok) return false;
+        out[0] = outs[0];
+        tfc_tensor_unref(tfc_keep(ctx, outs[1]));
+        return true;
+    }
     if (full && (dt == TFC_FLOAT || dt == TFC_DOUBLE)) {
         /* the same values and random stream as the ops below, in one pass (_TfcDropout, kernels/cpu/random.c);
          * its mask output is kept for the gradient */

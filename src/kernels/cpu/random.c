@@ -371,6 +371,24 @@ static bool tfc_dropout(tfc_kernel_ctx *k, tfc_status *st) {
     return true;
 }
 
+/* _TfcDropoutSeeded: the generator a fresh _TfcDropout with (seed, seed2) = (seed[0] ^ mix(salt), seed[1]) starts
+ * from (no state kept between calls). */
+static bool tfc_dropout_seeded(tfc_kernel_ctx *k, tfc_status *st) {
+    const tfc_tensor *x = k->in[0], *seed = k->in[1];
+    if (x->dtype != TFC_FLOAT && x->dtype != TFC_DOUBLE) return tfc_kernel_unimplemented(k, x->dtype, st);
+    if (seed->dtype != TFC_INT64 || seed->shape.rank != 1 || seed->num_elements != 2)
+        return tfc_status_set(st, TFC_INVALID_ARGUMENT, "_TfcDropoutSeeded: seed must be an int64 vector of 2 elements");
+    const double rate = tfc_attrs_float(k->attrs, "rate", 0), scale = 1.0 / (1.0 - rate);
+    const int64_t salt = tfc_attrs_int(k->attrs, "salt", 0), *s = seed->data;
+    dropout_job j = {.x = x->data, .y = k->out[0]->data, .mask = k->out[1]->data, .n = x->num_elements,
+                     .rate = rate, .scale = scale, .dbl = x->dtype == TFC_DOUBLE};
+    tfc_philox_init(&j.base, (uint64_t)s[0] ^ (salt ? mix64((uint64_t)salt) : 0), (uint64_t)s[1]);
+    if (j.n == 0) return true;
+    const int group = j.dbl ? 2 : 4;
+    tfc_parallel_for(k->pool, (j.n + group - 1) / group, 80, dropout_groups, &j);
+    return true;
+}
+
 typedef struct {
     const void *dy;
     const bool *mask;
@@ -408,6 +426,7 @@ static bool tfc_dropout_grad(tfc_kernel_ctx *k, tfc_status *st) {
 
 const tfc_kernel_reg tfc_cpu_kernels_random[] = {
     {"_TfcDropoutGrad", tfc_dropout_grad},
+    {"_TfcDropoutSeeded", tfc_dropout_seeded},
     {NULL, NULL},
 };
 
