@@ -10,8 +10,8 @@ extern "C" {
 #endif
 
 /* ---- context ---------------------------------------------------------------------------------------- */
-/* A context's runtime switches: one struct, read once when the context is created (tfc_ctx_new) from
- * tfc_ctx_opts.config (NULL: tfc_runtime_config_defaults()), after which each environment variable named below
+/* A context's runtime switches: one struct, read once when the context is created (tfc_ctx_new_with_config's
+ * config; NULL and tfc_ctx_new: tfc_runtime_config_defaults()), after which each environment variable named below
  * that is set overrides its field ("0" / "1"; a depth out of 1 .. 8 means automatic). Later changes of the
  * environment do not reach an existing context; tfc_ctx_set_config changes its switches. */
 typedef struct tfc_runtime_config {
@@ -32,7 +32,6 @@ typedef struct tfc_ctx_opts {
     int intra_op_threads; /* threads for one op's kernel; 0 = number of cores */
     int64_t seed;         /* global seed (tf.random.set_seed); used when has_seed */
     bool has_seed;
-    const tfc_runtime_config *config; /* NULL: the defaults; the environment overrides either (see above) */
 } tfc_ctx_opts;
 
 /* The defaults of tfc_runtime_config (no environment applied). */
@@ -45,6 +44,9 @@ TFC_API void tfc_ctx_set_config(tfc_ctx *ctx, const tfc_runtime_config *config);
 
 /* New eager context. opts may be NULL (defaults). One context is used by one thread at a time. */
 TFC_API tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st);
+/* tfc_ctx_new with the runtime switches of config (NULL: the defaults); the environment overrides either (see
+ * tfc_runtime_config). config is copied. (A separate constructor, so that tfc_ctx_opts keeps its layout.) */
+TFC_API tfc_ctx *tfc_ctx_new_with_config(const tfc_ctx_opts *opts, const tfc_runtime_config *config, tfc_status *st);
 TFC_API void tfc_ctx_free(tfc_ctx *ctx);  /* NULL-safe; ends open scopes and frees their tensors */
 TFC_API tfc_threadpool *tfc_ctx_pool(tfc_ctx *ctx);
 /* tf.random.set_seed: sets the global seed and resets the op-seed counter. */

@@ -5,7 +5,7 @@
 #include "kernels/cpu/kernels.h"
 #include "eager/kernel_cache.h"
 
-tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
+tfc_ctx *tfc_ctx_new_with_config(const tfc_ctx_opts *opts, const tfc_runtime_config *config, tfc_status *st) {
     tfc_cpu_kernels_init();
     tfc_ctx *ctx = tfc_calloc(1, sizeof *ctx);
     if (!ctx) {
@@ -19,10 +19,12 @@ tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) {
         return NULL;
     }
     if (opts && opts->has_seed) tfc_ctx_set_seed(ctx, opts->seed);
-    tfc_ctx_config_init(ctx, opts ? opts->config : NULL);
+    tfc_ctx_config_init(ctx, config);
     tfc_status_clear(st);
     return ctx;
 }
+
+tfc_ctx *tfc_ctx_new(const tfc_ctx_opts *opts, tfc_status *st) { return tfc_ctx_new_with_config(opts, NULL, st); }
 
 void tfc_ctx_free(tfc_ctx *ctx) {
     if (!ctx) return;

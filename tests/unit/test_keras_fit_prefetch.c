@@ -412,7 +412,7 @@ static void test_prefetcher_queue(void) {
     tfc_fit_prefetch_free(p);
     tfc_ctx_free(c);
     setenv("TFC_FIT_PREFETCH_DEPTH", "9", 1);
-    REQUIRE((c = tfc_ctx_new(&(tfc_ctx_opts){.config = &(tfc_runtime_config){.fit_prefetch_depth = 5}}, &st)));
+    REQUIRE((c = tfc_ctx_new_with_config(NULL, &(tfc_runtime_config){.fit_prefetch_depth = 5}, &st)));
     CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 0);
     tfc_runtime_config rc = *tfc_ctx_config(c);
     rc.fit_prefetch_depth = 4;
@@ -420,7 +420,7 @@ static void test_prefetcher_queue(void) {
     CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 4);
     tfc_ctx_free(c);
     unsetenv("TFC_FIT_PREFETCH_DEPTH");
-    REQUIRE((c = tfc_ctx_new(&(tfc_ctx_opts){.config = &(tfc_runtime_config){.fit_prefetch_depth = 5}}, &st)));
+    REQUIRE((c = tfc_ctx_new_with_config(NULL, &(tfc_runtime_config){.fit_prefetch_depth = 5}, &st)));
     CHECK(tfc_ctx_config(c)->fit_prefetch_depth == 5 && !tfc_ctx_config(c)->fit_prefetch &&
           !tfc_ctx_config(c)->keras_run_eagerly);
     tfc_ctx_free(c);
