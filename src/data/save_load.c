@@ -55,7 +55,7 @@ bool tfc_dataset_save(tfc_dataset *ds, const char *path, const tfc_save_opts *op
     if (!have && st->code != TFC_OUT_OF_RANGE) goto done;
     tfc_status_clear(st);
     snap_new_run_id(run_id, sizeof run_id);
-    data_ictx ictx = {ds->opts, true, 1};
+    data_ictx ictx = {.opts = ds->opts, .deterministic = true, .max_threads = 1};
     if (!save_spec(ds, have ? el : NULL, &sp, st) || !tfc_make_dirs(path, "save", st) ||
         !write_spec_file(path, &sp, st) || !snap_meta_write(path, run_id, "", &sp, 0, false, st))
         goto done;
