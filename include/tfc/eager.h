@@ -59,7 +59,9 @@ typedef struct tfc_ctx_seed_state {
     int64_t seed;
     int64_t op_seed_counter;
 } tfc_ctx_seed_state;
+/* The context's current seed state (a copy). */
 TFC_API tfc_ctx_seed_state tfc_ctx_seed_save(const tfc_ctx *ctx);
+/* Puts back a state from tfc_ctx_seed_save (s borrowed); the op seeds drawn next are those drawn after the save. */
 TFC_API void tfc_ctx_seed_restore(tfc_ctx *ctx, const tfc_ctx_seed_state *s);
 
 /* ---- scopes (TensorFlow.js's tidy/keep) -------------------------------------------------------------

@@ -55,6 +55,7 @@ static const tfc_dtype CAST_DST[] = {TFC_FLOAT, TFC_DOUBLE, TFC_HALF, TFC_BFLOAT
 
 const op_case op_cases_math[] = {
     BINARY_CASES("AddV2", true, -5, 5, -5, 5, NULL),
+    BINARY_CASES("Add", true, -5, 5, -5, 5, NULL), /* TensorFlow 1 graphs' Add */
     /* uint8 differences that wrap are checked by the conformance tests; the float64 reference cannot. */
     BINARY_CASES("Sub", true, -5, 5, -5, 5, NO_UINT8),
     {"Sub", "uint8", 2, {IN_R(2, 5, 9, 3, 4), IN_R(1, 0, 4, 4)}, .dtypes = (const tfc_dtype[]){TFC_UINT8, 0}},
@@ -218,7 +219,7 @@ const op_case op_cases_math[] = {
      .expect = {OP, "overflow"}}
 
 const bad_case bad_cases_math[] = {
-    BAD_BINARY("AddV2"), BAD_BINARY("Sub"), BAD_BINARY("Mul"), BAD_BINARY("RealDiv"), BAD_BINARY("DivNoNan"),
+    BAD_BINARY("AddV2"), BAD_BINARY("Add"), BAD_BINARY("Sub"), BAD_BINARY("Mul"), BAD_BINARY("RealDiv"), BAD_BINARY("DivNoNan"),
     BAD_BINARY("FloorDiv"), BAD_BINARY("FloorMod"), BAD_BINARY("Pow"), BAD_BINARY("Maximum"), BAD_BINARY("Minimum"),
     BAD_BINARY("SquaredDifference"),
     {"DivNoNan", "integer", 2, {IN_T(1, 2), IN_T(1, 2)}, .dtype = TFC_INT32, .code = TFC_INVALID_ARGUMENT,
