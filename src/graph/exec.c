@@ -241,6 +241,7 @@ bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_ten
     if (xn->inplace_in >= 0 && can_take_input(ins[xn->inplace_in], d->out_dtypes[0], &shapes[0]) &&
         (!remaining || atomic_load(&remaining[x->in_slots[xn->in_off + xn->inplace_in]]) == 1)) {
         res[0] = tfc_tensor_ref(ins[xn->inplace_in]);
+        tfc_buffer_written(res[0]->buf);
         o = 1;
     }
     for (; o < d->n_out; o++)
