@@ -4,7 +4,7 @@
  * image, a 3x3x2x2 filter; 4x4 matrices), so the time is the framework's, not the arithmetic's; it is the calling
  * thread's CPU time (the context has one intra-op thread, so every op runs on it). Prints one line
  * per case to `out`: "<case> <microseconds per op>". Built into tfc_bench, or alone with -DBENCH_DISPATCH_MAIN against
- * any libtfc (to compare two builds). */
+ * any libtfc (to compare two builds): `bench_dispatch [calls [case]]`, case conv2d_1x4x4x2 or matmul_4x4. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,9 +80,12 @@ __attribute__((noinline)) static bool graph_loop(tfc_function *f, tfc_tensor **i
     return true;
 }
 
+static const char *only_case; /* the standalone program's second argument: run only this case */
+
 /* Microseconds per op of `calls` eager calls, and of graph calls of the CHAIN-op function (per op). */
 static bool run_case(tfc_ctx *ctx, FILE *out_f, const char *name, op_fn op, tfc_tensor *x, tfc_tensor *w,
                      int calls, tfc_status *st) {
+    if (only_case && strcmp(only_case, name)) return true;
     if (!tfc_scope_begin(ctx, st)) return false;
     for (int i = 0; i < 100; i++) /* warm up: the instance cache, free lists */
         if (!op(ctx, x, w, st)) return tfc_scope_end(ctx), false;
@@ -122,6 +125,7 @@ int bench_dispatch(tfc_ctx *ctx, int calls, FILE *out, tfc_status *st) {
 #ifdef BENCH_DISPATCH_MAIN
 int main(int argc, char **argv) {
     tfc_status st = TFC_STATUS_INIT;
+    only_case = argc > 2 ? argv[2] : NULL;
     tfc_ctx *ctx = tfc_ctx_new(&(tfc_ctx_opts){.intra_op_threads = 1}, &st);
     int rc = ctx ? bench_dispatch(ctx, argc > 1 ? atoi(argv[1]) : 20000, stdout, &st) : 1;
     if (rc) fprintf(stderr, "bench_dispatch: %s\n", st.msg);
