@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tfc/tfc.h"
 
@@ -54,6 +55,9 @@ bool bench_peak_mem_train_cnn(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st
  * must exist: bench_data_ensure_file writes it in a child process (call it before making threads). */
 bool bench_data_ensure_file(const bench_cfg *cfg, tfc_status *st);
 bool bench_peak_mem_data(tfc_ctx *ctx, const bench_cfg *cfg, tfc_status *st);
+/* tfc_bench dispatch (bench_dispatch.c): per-call overhead of tiny Conv2D / MatMul calls, eager and in a graph
+ * function, over `calls` calls; writes "<case> <microseconds>" lines to out. 0 on success. */
+int bench_dispatch(tfc_ctx *ctx, int calls, FILE *out, tfc_status *st);
 
 /* Helpers (tfc_bench.c). */
 double bench_now(void);                               /* monotonic seconds */

@@ -222,7 +222,7 @@ static int roof(tfc_ctx *ctx, const bench_cfg *cfg, const char *workload, int ro
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: tfc_bench serve|peak-mem|roof --threads N [--workload W] [--rounds R] [--train-steps S] "
+    fprintf(stderr, "usage: tfc_bench serve|peak-mem|roof|dispatch --threads N [--workload W] [--rounds R] [--train-steps S] "
                     "[--mlp-steps S] "
                     "[--weights FILE] [--data-dir DIR] [--work-dir DIR]\n");
     exit(2);
@@ -283,6 +283,9 @@ int main(int argc, char **argv) {
     } else if (is_roof) {
         rc = roof(ctx, &cfg, workload, rounds);
         fflush(proto);
+    } else if (!strcmp(mode, "dispatch")) {
+        rc = bench_dispatch(ctx, (int)(cfg.mlp_steps * 200), proto, &st);
+        if (rc) fprintf(stderr, "tfc_bench dispatch: %s\n", st.msg);
     } else if (!strcmp(mode, "peak-mem")) {
         if (peak_data ? bench_peak_mem_data(ctx, &cfg, &st) : bench_peak_mem_train_cnn(ctx, &cfg, &st)) {
             reply("ok %ld", peak_rss_kib());

@@ -13,8 +13,24 @@ uint64_t tfc_tensor_next_id(void) { return atomic_fetch_add(&next_id, 1); }
 static _Atomic int64_t live_tensors; /* for leak checks in tests */
 int64_t tfc_tensor_live_count(void) { return atomic_load(&live_tensors); }
 
+static _Atomic uint64_t next_buffer_uid = 1;
+static _Atomic int64_t bytes_in_use, bytes_peak, n_allocs; /* owned data buffers: the host allocator's stats */
+int64_t tfc_tensor_bytes_in_use(void) { return atomic_load(&bytes_in_use); }
+int64_t tfc_tensor_bytes_peak(void) { return atomic_load(&bytes_peak); }
+int64_t tfc_tensor_alloc_count(void) { return atomic_load(&n_allocs); }
+void tfc_tensor_bytes_reset_peak(void) { atomic_store(&bytes_peak, atomic_load(&bytes_in_use)); }
+
+static void bytes_add(int64_t n) {
+    int64_t now = atomic_fetch_add_explicit(&bytes_in_use, n, memory_order_relaxed) + n;
+    int64_t peak = atomic_load_explicit(&bytes_peak, memory_order_relaxed);
+    while (now > peak && !atomic_compare_exchange_weak_explicit(&bytes_peak, &peak, now, memory_order_relaxed,
+                                                                memory_order_relaxed)) {
+    }
+}
+
 static void buffer_unref(tfc_buffer *b) {
     if (!b || atomic_fetch_sub(&b->refcount, 1) != 1) return;
+    if (b->owned) atomic_fetch_sub_explicit(&bytes_in_use, (int64_t)b->size, memory_order_relaxed);
     if (b->strings) {
         tfc_tstring *s = b->data;
         for (int64_t i = 0; i < b->n_strings; i++) tfc_tstring_dealloc(&s[i]);
@@ -91,6 +107,10 @@ tfc_tensor *tfc_tensor_alloc(tfc_dtype dt, const tfc_shape *shape, tfc_status *s
     b->dealloc = NULL;
     b->arg = NULL;
     b->owned = true;
+    b->uid = atomic_fetch_add_explicit(&next_buffer_uid, 1, memory_order_relaxed);
+    atomic_init(&b->version, 0);
+    atomic_fetch_add_explicit(&n_allocs, 1, memory_order_relaxed);
+    bytes_add((int64_t)bytes);
     b->strings = dt == TFC_STRING;
     b->n_strings = n;
     if (dt == TFC_STRING) memset(data, 0, bytes);
@@ -171,6 +191,8 @@ tfc_tensor *tfc_tensor_wrap(tfc_dtype dt, const int64_t *dims, int rank, void *d
     b->dealloc = dealloc;
     b->arg = arg;
     b->owned = false;
+    b->uid = atomic_fetch_add_explicit(&next_buffer_uid, 1, memory_order_relaxed);
+    atomic_init(&b->version, 0);
     b->strings = false;
     b->n_strings = 0;
     t->buf = b;
@@ -242,6 +264,7 @@ size_t tfc_tensor_byte_size(const tfc_tensor *t) { return (size_t)t->num_element
 const void *tfc_tensor_data(const tfc_tensor *t) { return t->data; }
 void *tfc_tensor_mutable_data(tfc_tensor *t) {
     if (!t->buf || atomic_load(&t->refcount) != 1 || atomic_load(&t->buf->refcount) != 1) return NULL;
+    tfc_buffer_written(t->buf); /* the caller may write: values derived from the old contents are stale */
     return t->data;
 }
 bool tfc_tensor_is_symbolic(const tfc_tensor *t) { return t->buf == NULL || t->node != NULL; }

@@ -15,6 +15,12 @@ typedef struct tfc_buffer {
     bool owned;
     bool strings; /* holds tfc_tstring elements to release */
     int64_t n_strings;
+    /* Identity and generation of the contents, for caches of values derived from them (a kernel instance's
+     * transformed filter): uid is unique in the process (never reused, unlike the address); version starts
+     * at 0 and every in-place writer bumps it (tfc_buffer_written) before writing. (uid, version) names one
+     * content for as long as the buffer lives. */
+    uint64_t uid;
+    _Atomic uint64_t version;
 } tfc_buffer;
 
 struct tfc_tensor {
@@ -44,6 +50,17 @@ uint64_t tfc_tensor_next_id(void);
  * (which check for sole ownership of the buffer) copy instead, so the data stays as it is. */
 void tfc_buffer_ref(tfc_buffer *b);
 void tfc_buffer_unref(tfc_buffer *b); /* NULL-safe */
+/* Marks b's contents as changed in place (variable updates, optimizers, a graph op writing into a dying
+ * input, tfc_tensor_mutable_data): bumps b->version so caches keyed by (uid, version) miss. NULL-safe. */
+static inline void tfc_buffer_written(tfc_buffer *b) {
+    if (b) atomic_fetch_add_explicit(&b->version, 1, memory_order_release);
+}
+/* Bytes of tensor data allocated by tfc now, and the most at any time since the process started (or since
+ * tfc_tensor_bytes_reset_peak): the host allocator's counters behind tfc_device_memory_stats. */
+int64_t tfc_tensor_bytes_in_use(void);
+int64_t tfc_tensor_bytes_peak(void);
+int64_t tfc_tensor_alloc_count(void);
+void tfc_tensor_bytes_reset_peak(void);
 /* Tensors currently alive in the process (all threads): tests check scopes and error paths with it. */
 int64_t tfc_tensor_live_count(void);
 /* Resource scalar referring to `res`; release(res) runs when the tensor is freed. */

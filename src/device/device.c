@@ -10,7 +10,18 @@
 #include "core/tensor_internal.h"
 #include "device/device.h"
 
+static const tfc_allocator cpu_allocator = {
+    .name = "cpu",
+    .alloc = tfc_aligned_alloc,
+    .free = tfc_aligned_free,
+    .bytes_in_use = tfc_tensor_bytes_in_use,
+    .peak_bytes = tfc_tensor_bytes_peak,
+    .alloc_count = tfc_tensor_alloc_count,
+    .reset_peak = tfc_tensor_bytes_reset_peak,
+};
+
 tfc_device tfc_cpu_device = {
+    .allocator = &cpu_allocator,
     .type = "CPU",
     .index = 0,
     .name = "/job:localhost/replica:0/task:0/device:CPU:0",
@@ -71,6 +82,19 @@ const char *tfc_device_type(const tfc_device *d) { return d->type; }
 
 const tfc_device *tfc_tensor_device(const tfc_tensor *t) {
     return t && t->device ? t->device : &tfc_cpu_device;
+}
+
+tfc_device_memory_info tfc_device_get_memory_info(const tfc_device *d) {
+    tfc_device_memory_info m = {0};
+    if (!d || !d->allocator) return m;
+    m.current = d->allocator->bytes_in_use();
+    m.peak = d->allocator->peak_bytes();
+    m.allocs = d->allocator->alloc_count();
+    return m;
+}
+
+void tfc_device_reset_memory_stats(const tfc_device *d) {
+    if (d && d->allocator) d->allocator->reset_peak();
 }
 
 /* ---- kernel tables ---- */

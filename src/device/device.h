@@ -45,12 +45,25 @@ typedef struct tfc_kernel_entry {
     const struct tfc_kernel_entry *next; /* older registrations of the same (device, op) */
 } tfc_kernel_entry;
 
+/* A device's allocator (the memory its tensors' data lives in): the host's is core's aligned allocation, with
+ * the counters core keeps for every tensor buffer it allocates (core/tensor_internal.h). */
+typedef struct tfc_allocator {
+    const char *name;                  /* "cpu" */
+    void *(*alloc)(size_t bytes);      /* aligned for any vector load; NULL when out of memory */
+    void (*free)(void *p);             /* NULL-safe */
+    int64_t (*bytes_in_use)(void);
+    int64_t (*peak_bytes)(void);
+    int64_t (*alloc_count)(void);
+    void (*reset_peak)(void);
+} tfc_allocator;
+
 struct tfc_device {
     const char *type;          /* "CPU" */
     int index;
     const char *name;          /* "/job:localhost/replica:0/task:0/device:CPU:0" */
     const char *logical_name;  /* "/device:CPU:0" */
     const char *physical_name; /* "/physical_device:CPU:0" */
+    const tfc_allocator *allocator;
     /* per op index: its registrations, newest first (a head changes only to a newer registration) */
     const tfc_kernel_entry *_Atomic kernels[TFC_MAX_OPS];
 };

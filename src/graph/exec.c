@@ -199,8 +199,8 @@ static bool check_arg(const tfc_exec *x, int a, const tfc_tensor *t, tfc_status 
 }
 
 /* Whether output 0 may be written into input i's buffer: the run holds the only reference to the tensor and
- * the tensor the only one to its buffer (no alias, view or kept filter transform reads it), with the same
- * dtype and shape as the output. */
+ * the tensor the only one to its buffer (no alias or view reads it), with the same dtype and shape as the
+ * output. The write bumps the buffer's version, so a kept transform of its old contents is not used again. */
 static bool can_take_input(const tfc_tensor *t, tfc_dtype dt, const tfc_shape *s) {
     if (!t || !t->buf || !t->buf->owned || t->buf->strings || t->dtype != dt || !tfc_shape_equal(&t->shape, s))
         return false;
@@ -241,6 +241,7 @@ bool tfc_exec_run_node(tfc_ctx *ctx, const tfc_exec *x, const xnode *xn, tfc_ten
     if (xn->inplace_in >= 0 && can_take_input(ins[xn->inplace_in], d->out_dtypes[0], &shapes[0]) &&
         (!remaining || atomic_load(&remaining[x->in_slots[xn->in_off + xn->inplace_in]]) == 1)) {
         res[0] = tfc_tensor_ref(ins[xn->inplace_in]);
+        tfc_buffer_written(res[0]->buf);
         o = 1;
     }
     for (; o < d->n_out; o++)

@@ -33,6 +33,26 @@ typedef struct tfc_conv_geom {
 bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
                         const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st);
 
+/* The window attrs alone, parsed and validated once (a kernel instance's creation): spatial numbers resolved
+ * from data_format. padding: 0 VALID, 1 SAME, 2 EXPLICIT (pad_* then hold explicit_paddings' spatial values;
+ * else 0). k_h/k_w: pools' ksize (0 for convolutions, whose window is the filter's). */
+typedef struct tfc_conv_attrs {
+    bool nchw;
+    int padding;
+    int64_t stride_h, stride_w, dil_h, dil_w;
+    int64_t k_h, k_w;
+    int64_t pad_top, pad_bottom, pad_left, pad_right;
+} tfc_conv_attrs;
+
+/* The attr half of tfc_conv_geom_init: the same checks and messages for everything that depends on the attrs
+ * alone (data_format, strides, dilations, ksize, padding, explicit_paddings). */
+bool tfc_conv_attrs_parse(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, tfc_conv_attrs *a,
+                          tfc_status *st);
+/* The shape half: the geometry of parsed attrs a with in_dims / f_dims as tfc_conv_geom_init takes them (which
+ * is tfc_conv_attrs_parse then this). */
+bool tfc_conv_geom_make(const char *op, tfc_conv_kind kind, const tfc_conv_attrs *a, const int64_t in_dims[4],
+                        const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st);
+
 /* One spatial dim of a pooling window, as TensorFlow's GetWindowedOutputSize: padding 0 VALID (out =
  * (in - k) / stride + 1, an error when in < k), 1 SAME (out = ceil(in / stride), the padding split evenly, the
  * odd cell after), 2 EXPLICIT (*before and *after given). Then the window is bounded without changing the cells

@@ -82,18 +82,14 @@ bool tfc_pool_window(const char *op, int64_t in, int64_t *k, int64_t *stride, in
     return true;
 }
 
-bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
-                        const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st) {
-    memset(g, 0, sizeof *g);
+bool tfc_conv_attrs_parse(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, tfc_conv_attrs *a,
+                          tfc_status *st) {
+    memset(a, 0, sizeof *a);
     const char *fmt = tfc_attrs_string(attrs, "data_format", "NHWC");
     if (!strcmp(fmt, "NCHW_VECT_C"))
         return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: data_format NCHW_VECT_C is only supported for qint8", op);
-    g->nchw = !strcmp(fmt, "NCHW");
-    const int hi = g->nchw ? 2 : 1, wi = g->nchw ? 3 : 2, ci = g->nchw ? 1 : 3;
-    g->batch = in_dims[0];
-    g->in_h = in_dims[hi];
-    g->in_w = in_dims[wi];
-    g->in_c = in_dims[ci];
+    a->nchw = !strcmp(fmt, "NCHW");
+    const int hi = a->nchw ? 2 : 1, wi = a->nchw ? 3 : 2, ci = a->nchw ? 1 : 3;
 
     int ns = 0, nd = 0, nk = 0, np = 0;
     const int64_t *s = list_attr(attrs, "strides", &ns);
@@ -112,6 +108,8 @@ bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *att
                                   op, INTS(k, 4), INTS(s, 4));
         if (k[ci] != 1)
             return tfc_status_set(st, TFC_UNIMPLEMENTED, "%s: pooling across depth is not supported (ksize %s)", op, INTS(k, 4));
+        a->k_h = k[hi];
+        a->k_w = k[wi];
     } else {
         if (s[0] != 1 || s[ci] != 1)
             return tfc_status_set(st, kind == TFC_CONV_2D ? TFC_UNIMPLEMENTED : TFC_INVALID_ARGUMENT,
@@ -129,13 +127,14 @@ bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *att
         if (d[hi] <= 0 || d[wi] <= 0)
             return tfc_op_error(op, st, "Dilated rates should be larger than 0, got dilations %s", INTS(d, 4));
     }
-    g->stride_h = s[hi];
-    g->stride_w = s[wi];
-    g->dil_h = d[hi];
-    g->dil_w = d[wi];
+    a->stride_h = s[hi];
+    a->stride_w = s[wi];
+    a->dil_h = d[hi];
+    a->dil_w = d[wi];
 
     const char *pad_s = tfc_attrs_string(attrs, "padding", "VALID");
     padding_kind pad = !strcmp(pad_s, "SAME") ? PAD_SAME : !strcmp(pad_s, "EXPLICIT") ? PAD_EXPLICIT : PAD_VALID;
+    a->padding = (int)pad;
     const int64_t *ep = list_attr(attrs, "explicit_paddings", &np);
     if (pad == PAD_EXPLICIT) {
         if (np != 8) return tfc_op_error(op, st, "explicit_paddings attribute must contain 8 values, but got: %d", np);
@@ -145,13 +144,42 @@ bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *att
         if (ep[0] || ep[1] || ep[2 * ci] || ep[2 * ci + 1])
             return tfc_op_error(op, st, "Nonzero explicit padding in the batch or depth dimensions is not supported, got %s",
                                 INTS(ep, 8));
-        g->pad_top = ep[2 * hi];
-        g->pad_bottom = ep[2 * hi + 1];
-        g->pad_left = ep[2 * wi];
-        g->pad_right = ep[2 * wi + 1];
+        a->pad_top = ep[2 * hi];
+        a->pad_bottom = ep[2 * hi + 1];
+        a->pad_left = ep[2 * wi];
+        a->pad_right = ep[2 * wi + 1];
     } else if (np != 0) {
         return tfc_op_error(op, st, "explicit_paddings attribute must be empty if the padding attribute is not EXPLICIT, got %s",
                             INTS(ep, np < 8 ? np : 8));
+    }
+    return true;
+}
+
+bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *attrs, const int64_t in_dims[4],
+                        const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st) {
+    tfc_conv_attrs a;
+    return tfc_conv_attrs_parse(op, kind, attrs, &a, st) && tfc_conv_geom_make(op, kind, &a, in_dims, f_dims, g, st);
+}
+
+bool tfc_conv_geom_make(const char *op, tfc_conv_kind kind, const tfc_conv_attrs *a, const int64_t in_dims[4],
+                        const int64_t f_dims[4], tfc_conv_geom *g, tfc_status *st) {
+    memset(g, 0, sizeof *g);
+    g->nchw = a->nchw;
+    const int hi = g->nchw ? 2 : 1, wi = g->nchw ? 3 : 2, ci = g->nchw ? 1 : 3;
+    g->batch = in_dims[0];
+    g->in_h = in_dims[hi];
+    g->in_w = in_dims[wi];
+    g->in_c = in_dims[ci];
+    g->stride_h = a->stride_h;
+    g->stride_w = a->stride_w;
+    g->dil_h = a->dil_h;
+    g->dil_w = a->dil_w;
+    const padding_kind pad = (padding_kind)a->padding;
+    if (pad == PAD_EXPLICIT) {
+        g->pad_top = a->pad_top;
+        g->pad_bottom = a->pad_bottom;
+        g->pad_left = a->pad_left;
+        g->pad_right = a->pad_right;
     }
 
     tfc_shape is, fs;
@@ -185,7 +213,7 @@ bool tfc_conv_geom_init(const char *op, tfc_conv_kind kind, const tfc_attrs *att
             return tfc_op_error(op, st, "output depth %lld * %lld overflows", (long long)g->in_c, (long long)g->mult);
         break;
     case TFC_CONV_POOL:
-        g->k_h = k[hi], g->k_w = k[wi], g->k_c = 1, g->out_c = g->in_c;
+        g->k_h = a->k_h, g->k_w = a->k_w, g->k_c = 1, g->out_c = g->in_c;
         if (pad == PAD_EXPLICIT) {
             if (g->pad_top >= g->k_h || g->pad_bottom >= g->k_h)
                 return tfc_op_error(op, st, "Top/bottom padding %lld/%lld needs to be smaller than the window size %lld",

@@ -9,20 +9,29 @@
 #include "tfc/keras.h"
 #include "fused_test_util.h"
 
-extern const tfc_kernel_reg tfc_cpu_kernels_fused[], tfc_cpu_kernels_nn[];
+extern const tfc_kernel_def tfc_cpu_kernel_defs_fused[], tfc_cpu_kernel_defs_nn[];
 
 static tfc_ctx *ctx;
+static const tfc_kernel_def *def_conv, *def_mm, *def_bias; /* the built-in kernels (instances with parsed attrs) */
 static tfc_kernel_fn orig_conv, orig_mm, orig_bias;
 static int n_conv, n_mm, n_bias;
 
-static tfc_kernel_fn find(const tfc_kernel_reg *t, const char *op) {
+static const tfc_kernel_def *find(const tfc_kernel_def *t, const char *op) {
     for (; t->op; t++)
-        if (!strcmp(t->op, op)) return t->fn;
+        if (!strcmp(t->op, op)) return t;
     return NULL;
 }
 static bool count_conv(tfc_kernel_ctx *k, tfc_status *st) { return n_conv++, orig_conv(k, st); }
 static bool count_mm(tfc_kernel_ctx *k, tfc_status *st) { return n_mm++, orig_mm(k, st); }
 static bool count_bias(tfc_kernel_ctx *k, tfc_status *st) { return n_bias++, orig_bias(k, st); }
+
+/* registers def's kernel with its compute counted (the same create and destroy) */
+static bool wrap(const tfc_kernel_def *def, tfc_kernel_fn *orig, tfc_kernel_fn counted, tfc_status *st) {
+    tfc_kernel_def w = *def;
+    *orig = def->compute;
+    w.compute = counted;
+    return tfc_kernel_register_def(&w, st);
+}
 
 /* Largest |a - b| / (1 + |b|) over two float tensors of one shape (inf when the shapes differ). */
 static double max_diff(const tfc_tensor *a, const tfc_tensor *b) {
@@ -164,10 +173,10 @@ int main(void) {
     tfc_status st = TFC_STATUS_INIT;
     ctx = tfc_ctx_new(NULL, &st);
     REQUIRE(ctx);
-    REQUIRE((orig_conv = find(tfc_cpu_kernels_fused, "_FusedConv2D")) && (orig_mm = find(tfc_cpu_kernels_fused, "_FusedMatMul")) &&
-            (orig_bias = find(tfc_cpu_kernels_nn, "BiasAdd")));
-    REQUIRE(tfc_kernel_register("_FusedConv2D", "CPU", count_conv, &st) &&
-            tfc_kernel_register("_FusedMatMul", "CPU", count_mm, &st) && tfc_kernel_register("BiasAdd", "CPU", count_bias, &st));
+    REQUIRE((def_conv = find(tfc_cpu_kernel_defs_fused, "_FusedConv2D")) &&
+            (def_mm = find(tfc_cpu_kernel_defs_fused, "_FusedMatMul")) && (def_bias = find(tfc_cpu_kernel_defs_nn, "BiasAdd")));
+    REQUIRE(wrap(def_conv, &orig_conv, count_conv, &st) && wrap(def_mm, &orig_mm, count_mm, &st) &&
+            wrap(def_bias, &orig_bias, count_bias, &st));
 
     /* the demo CNN's layers (batch 3), odd sizes, strides, groups, every fused activation */
     conv_case("relu", "valid", 1, 1, 32, (const int64_t[]){3, 28, 28, 1}, true, false, true);
@@ -201,8 +210,8 @@ int main(void) {
     dense_case("sigmoid", 5, (const int64_t[]){2, 3, 7}, 3, true, true);
     dense_case("relu", 10, (const int64_t[]){8, 30}, 2, false, false);
 
-    REQUIRE(tfc_kernel_register("_FusedConv2D", "CPU", orig_conv, &st) &&
-            tfc_kernel_register("_FusedMatMul", "CPU", orig_mm, &st) && tfc_kernel_register("BiasAdd", "CPU", orig_bias, &st));
+    REQUIRE(tfc_kernel_register_def(def_conv, &st) && tfc_kernel_register_def(def_mm, &st) &&
+            tfc_kernel_register_def(def_bias, &st));
     tfc_ctx_free(ctx);
     TEST_MAIN_END();
 }

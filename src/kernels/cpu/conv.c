@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_internal.h"
+#include "kernels/cpu/filter_cache.h"
 #include "kernels/cpu/gemm_bf16.h"
 #include "ops/op_util.h"
 
@@ -26,7 +27,8 @@ static const conv_fn_f64 fns_f64[2][3] = {
 };
 
 /* 4 sizes from an int32 sizes input (input_sizes may hold only the 2 spatial dims). */
-static bool sizes_input(tfc_kernel_ctx *k, int i, const char *what, bool allow2, int64_t out[4], tfc_status *st) {
+static bool sizes_input(tfc_kernel_ctx *k, bool nchw, int i, const char *what, bool allow2, int64_t out[4],
+                        tfc_status *st) {
     int64_t v[4];
     int64_t n = tfc_read_ints(k->op->name, what, k->in[i], v, 4, st);
     if (n == 4) {
@@ -34,7 +36,6 @@ static bool sizes_input(tfc_kernel_ctx *k, int i, const char *what, bool allow2,
         return true;
     }
     if (n == 2 && allow2) {
-        bool nchw = !strcmp(tfc_attrs_string(k->attrs, "data_format", "NHWC"), "NCHW");
         tfc_conv_dims(nchw, k->in[2]->shape.dims[0], v[0], v[1], k->in[1]->shape.dims[2], out);
         return true;
     }
@@ -44,6 +45,9 @@ static bool sizes_input(tfc_kernel_ctx *k, int i, const char *what, bool allow2,
 
 static bool conv_run(tfc_kernel_ctx *k, tfc_conv_kind kind, conv_pass pass, tfc_status *st) {
     const char *op = k->op->name;
+    tfc_conv_state tmp;
+    const tfc_conv_state *s = tfc_conv_state_of(k, kind, false, &tmp, st);
+    if (!s) return false;
     int64_t in_dims[4], f_dims[4];
     switch (pass) {
     case PASS_FWD:
@@ -51,16 +55,16 @@ static bool conv_run(tfc_kernel_ctx *k, tfc_conv_kind kind, conv_pass pass, tfc_
         memcpy(f_dims, k->in[1]->shape.dims, sizeof f_dims);
         break;
     case PASS_BWD_INPUT:
-        if (!sizes_input(k, 0, "input_sizes", true, in_dims, st)) return false;
+        if (!sizes_input(k, s->a.nchw, 0, "input_sizes", true, in_dims, st)) return false;
         memcpy(f_dims, k->in[1]->shape.dims, sizeof f_dims);
         break;
     case PASS_BWD_FILTER:
         memcpy(in_dims, k->in[0]->shape.dims, sizeof in_dims);
-        if (!sizes_input(k, 1, "filter_sizes", false, f_dims, st)) return false;
+        if (!sizes_input(k, s->a.nchw, 1, "filter_sizes", false, f_dims, st)) return false;
         break;
     }
     tfc_conv_geom g;
-    if (!tfc_conv_geom_init(op, kind, k->attrs, in_dims, f_dims, &g, st)) return false;
+    if (!tfc_conv_geom_make(op, kind, &s->a, in_dims, f_dims, &g, st)) return false;
     if (!k->out[0]) { /* shape left unknown by a graph trace */
         int64_t od[4];
         if (pass == PASS_FWD) tfc_conv_dims(g.nchw, g.batch, g.out_h, g.out_w, g.out_c, od);
@@ -91,9 +95,18 @@ static bool conv_run(tfc_kernel_ctx *k, tfc_conv_kind kind, conv_pass pass, tfc_
         /* backprop input takes (dy, f): a is the filter, b is dy */
         const void *p0 = pass == PASS_BWD_INPUT ? b.data : a.data, *p1 = pass == PASS_BWD_INPUT ? a.data : b.data;
         int ki = kind == TFC_CONV_DEPTHWISE;
+        /* a forward float32 Conv2D on the Winograd path uses its instance's kept filter transform: the filter
+         * as given when it is float32 already (b is then that tensor's data) */
+        void *token = NULL;
+        const float *u = ct == TFC_FLOAT && pass == PASS_FWD && kind == TFC_CONV_2D && s->fc &&
+                                 b_t->dtype == TFC_FLOAT && tfc_conv2d_fwd_winograd_taken(&g)
+                             ? tfc_filter_cache_winograd(s->fc, k->pool, b_t, g.in_c, g.out_c, &token)
+                             : NULL;
         ok = ct == TFC_BFLOAT16 ? fns_bf16[pass](k->pool, &g, p0, p1, o.data, st)
+             : u                ? tfc_conv2d_fwd_ep_u_f32(k->pool, &g, p0, p1, u, o.data, NULL, st)
              : ct == TFC_FLOAT  ? fns_f32[ki][pass](k->pool, &g, p0, p1, o.data, st)
                                 : fns_f64[ki][pass](k->pool, &g, p0, p1, o.data, st);
+        tfc_filter_cache_put(s->fc, token);
     }
     if (ok) ok = tfc_conv_store(k, &o, out, ct, o_nchw, st);
     tfc_conv_release(&a);
@@ -109,17 +122,19 @@ static bool dw(tfc_kernel_ctx *k, tfc_status *st) { return conv_run(k, TFC_CONV_
 static bool dw_bin(tfc_kernel_ctx *k, tfc_status *st) { return conv_run(k, TFC_CONV_DEPTHWISE, PASS_BWD_INPUT, st); }
 static bool dw_bfil(tfc_kernel_ctx *k, tfc_status *st) { return conv_run(k, TFC_CONV_DEPTHWISE, PASS_BWD_FILTER, st); }
 
-const tfc_kernel_reg tfc_cpu_kernels_conv[] = {
-    {"Conv2D", conv2d},
-    {"Conv2DBackpropInput", conv2d_bin},
-    {"Conv2DBackpropFilter", conv2d_bfil},
-    {"DepthwiseConv2dNative", dw},
-    {"DepthwiseConv2dNativeBackpropInput", dw_bin},
-    {"DepthwiseConv2dNativeBackpropFilter", dw_bfil},
-    {"MaxPool", tfc_kernel_max_pool},
-    {"MaxPoolGrad", tfc_kernel_max_pool_grad},
-    {"MaxPoolGradGrad", tfc_kernel_max_pool_grad_grad},
-    {"AvgPool", tfc_kernel_avg_pool},
-    {"AvgPoolGrad", tfc_kernel_avg_pool_grad},
-    {NULL, NULL},
+/* Every kernel of the family runs as an instance: its window attrs parsed at creation (conv_state.c) */
+#define DEF(name, fn, make) {.op = name, .device = "CPU", .compute = fn, .create = make, .destroy = tfc_conv_state_destroy}
+const tfc_kernel_def tfc_cpu_kernel_defs_conv[] = {
+    DEF("Conv2D", conv2d, tfc_conv_create_2d_fwd),
+    DEF("Conv2DBackpropInput", conv2d_bin, tfc_conv_create_2d),
+    DEF("Conv2DBackpropFilter", conv2d_bfil, tfc_conv_create_2d),
+    DEF("DepthwiseConv2dNative", dw, tfc_conv_create_depthwise),
+    DEF("DepthwiseConv2dNativeBackpropInput", dw_bin, tfc_conv_create_depthwise),
+    DEF("DepthwiseConv2dNativeBackpropFilter", dw_bfil, tfc_conv_create_depthwise),
+    DEF("MaxPool", tfc_kernel_max_pool, tfc_conv_create_pool),
+    DEF("MaxPoolGrad", tfc_kernel_max_pool_grad, tfc_conv_create_pool),
+    DEF("MaxPoolGradGrad", tfc_kernel_max_pool_grad_grad, tfc_conv_create_pool),
+    DEF("AvgPool", tfc_kernel_avg_pool, tfc_conv_create_pool),
+    DEF("AvgPoolGrad", tfc_kernel_avg_pool_grad, tfc_conv_create_pool),
+    {.op = NULL},
 };

@@ -101,12 +101,15 @@ static const float *padded(tfc_threadpool *pool, const float *src, int64_t n, in
  * other activations run over the output afterwards (the Relu6/Elu/LeakyRelu ops' own kernels, so the fused
  * op still equals Conv2D + BiasAdd + activation, which take the same path). False: not taken (or no
  * scratch: the GEMM paths then run). */
-static bool winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
-                             const tfc_epilogue *ep) {
+static bool winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
+                             const float *u, float *y, const tfc_epilogue *ep) {
     if (!tfc_conv_winograd_fwd_ok(g)) return false;
     tfc_status st = TFC_STATUS_INIT;
     const bool relu = ep && ep->act == TFC_EPI_RELU;
-    if (!tfc_conv2d_winograd_fwd_f32(pool, g, x, f, ep ? ep->bias : NULL, relu, y, &st)) return false;
+    const float *bias = ep ? ep->bias : NULL;
+    if (!(u ? tfc_conv2d_winograd_fwd_u_f32(pool, g, x, u, bias, relu, y, &st)
+            : tfc_conv2d_winograd_fwd_f32(pool, g, x, f, bias, relu, y, &st)))
+        return false;
     if (ep && ep->act != TFC_EPI_NONE && !relu) {
         const tfc_epilogue act = {.act = ep->act, .alpha = ep->alpha};
         tfc_epilogue_rows(pool, &act, false, y, g->batch * g->out_h * g->out_w, g->out_c);
@@ -117,7 +120,7 @@ static bool winograd_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const
 static bool implicit_fwd_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f, float *y,
                              const tfc_epilogue *ep) {
     if (tfc_conv_im2col_forced()) return false;
-    if (winograd_fwd_f32(pool, g, x, f, y, ep)) return true;
+    if (winograd_fwd_f32(pool, g, x, f, NULL, y, ep)) return true;
     if (g->groups != 1 || g->dil_w != 1) return false;
     float *owned;
     const float *xp = padded(pool, x, g->batch, g->in_h, g->in_w, g->in_c, g->pad_top, g->pad_bottom, g->pad_left,
@@ -202,6 +205,18 @@ static bool implicit_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g
 #undef GEMM
 #undef GEMM_EP
 #undef IMPLICIT_FWD
+
+/* tfc_conv2d_fwd_ep_f32's path choice up to Winograd: not empty, not a plain GEMM, not forced to im2col. */
+bool tfc_conv2d_fwd_winograd_taken(const tfc_conv_geom *g) {
+    return g->batch * g->out_h * g->out_w > 0 && g->out_c > 0 && !is_pointwise_f32(g) && !is_full_f32(g) &&
+           !tfc_conv_im2col_forced() && tfc_conv_winograd_fwd_ok(g);
+}
+
+bool tfc_conv2d_fwd_ep_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
+                             const float *u, float *y, const tfc_epilogue *ep, tfc_status *st) {
+    if (u && tfc_conv2d_fwd_winograd_taken(g) && winograd_fwd_f32(pool, g, x, f, u, y, ep)) return true;
+    return tfc_conv2d_fwd_ep_f32(pool, g, x, f, y, ep, st);
+}
 #undef IMPLICIT_BWD_INPUT
 #undef IMPLICIT_BWD_FILTER
 

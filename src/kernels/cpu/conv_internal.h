@@ -60,6 +60,12 @@ bool tfc_conv2d_fwd_ep_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const f
                            const tfc_epilogue *ep, tfc_status *st);
 bool tfc_conv2d_fwd_ep_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *f, double *y,
                            const tfc_epilogue *ep, tfc_status *st);
+/* Whether tfc_conv2d_fwd_ep_f32 of g runs on the Winograd path (where a kept filter transform serves it). */
+bool tfc_conv2d_fwd_winograd_taken(const tfc_conv_geom *g);
+/* tfc_conv2d_fwd_ep_f32 with the filter's Winograd transform u (filter_cache.h; NULL: none) used where that
+ * path is taken: the same results. */
+bool tfc_conv2d_fwd_ep_u_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *f,
+                             const float *u, float *y, const tfc_epilogue *ep, tfc_status *st);
 bool tfc_conv2d_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *dy, const float *f, float *dx, tfc_status *st);
 bool tfc_conv2d_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *dy, const double *f, double *dx, tfc_status *st);
 bool tfc_conv2d_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
@@ -114,6 +120,34 @@ bool tfc_depthwise_bwd_input_f32(tfc_threadpool *pool, const tfc_conv_geom *g, c
 bool tfc_depthwise_bwd_input_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *dy, const double *f, double *dx, tfc_status *st);
 bool tfc_depthwise_bwd_filter_f32(tfc_threadpool *pool, const tfc_conv_geom *g, const float *x, const float *dy, float *df, tfc_status *st);
 bool tfc_depthwise_bwd_filter_f64(tfc_threadpool *pool, const tfc_conv_geom *g, const double *x, const double *dy, double *df, tfc_status *st);
+
+/* A conv/pool kernel instance's state (conv.c, fused.c, pool.c): the window attrs parsed and validated once at
+ * creation (TensorFlow's OpKernel constructors do the same), a fused op's epilogue (bias unset), and for the
+ * forward Conv2D / _FusedConv2D the kept Winograd transforms of the filters it saw (filter_cache.h). */
+struct tfc_filter_cache;
+typedef struct tfc_conv_state {
+    tfc_conv_kind kind;
+    tfc_conv_attrs a;
+    tfc_epilogue ep;
+    struct tfc_filter_cache *fc; /* NULL: none kept */
+} tfc_conv_state;
+/* Parses k's attrs for a kernel of `kind` into s (fused: its fused_ops too; filter_cache: make a cache); errors
+ * name the op and the attr. tfc_conv_state_of gives the instance's state, or parses into *tmp for a call
+ * without instance (NULL with st set on bad attrs). */
+bool tfc_conv_state_init(const tfc_kernel_ctx *k, tfc_conv_kind kind, bool fused, bool filter_cache,
+                         tfc_conv_state *s, tfc_status *st);
+const tfc_conv_state *tfc_conv_state_of(const tfc_kernel_ctx *k, tfc_conv_kind kind, bool fused,
+                                        tfc_conv_state *tmp, tfc_status *st);
+/* Instance create/destroy for the conv/pool kernels (tfc_kernel_def). */
+bool tfc_conv_create_2d(tfc_kernel_ctx *k, void **state, tfc_status *st);
+bool tfc_conv_create_2d_fwd(tfc_kernel_ctx *k, void **state, tfc_status *st);
+bool tfc_conv_create_fused(tfc_kernel_ctx *k, void **state, tfc_status *st);
+bool tfc_conv_create_depthwise(tfc_kernel_ctx *k, void **state, tfc_status *st);
+bool tfc_conv_create_pool(tfc_kernel_ctx *k, void **state, tfc_status *st);
+void tfc_conv_state_destroy(void *state);
+/* A fused op's fused_ops / leakyrelu_alpha as an epilogue without bias (_FusedConv2D, _FusedMatMul); errors name
+ * the op and the value (tfc_fused_spec_read). */
+bool tfc_fused_epilogue_read(const tfc_kernel_ctx *k, tfc_epilogue *ep, tfc_status *st);
 
 /* Pooling kernels (pool.c), registered by conv.c's table. */
 bool tfc_kernel_max_pool(tfc_kernel_ctx *k, tfc_status *st);

@@ -12,20 +12,12 @@
 #include "core/size_check.h"
 #include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/filter_cache.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/kstate.h"
 #include "kernels/cpu/linalg_blas.h"
 #include "kernels/cpu/nn_internal.h"
 #include "ops/fused_ops.h"
-
-static bool read_epilogue(tfc_kernel_ctx *k, tfc_epilogue *ep, tfc_status *st) {
-    tfc_fused_spec fs;
-    if (!tfc_fused_spec_read(k->op->name, k->attrs, &fs, st)) return false;
-    static const tfc_epi_act map[] = {[TFC_FUSED_LINEAR] = TFC_EPI_NONE, [TFC_FUSED_RELU] = TFC_EPI_RELU,
-                                      [TFC_FUSED_RELU6] = TFC_EPI_RELU6, [TFC_FUSED_ELU] = TFC_EPI_ELU,
-                                      [TFC_FUSED_LEAKY_RELU] = TFC_EPI_LEAKY_RELU};
-    *ep = (tfc_epilogue){.act = map[fs.act], .alpha = fs.alpha};
-    return true;
-}
 
 /* The bias in dtype ct: the tensor's own data when it has that dtype, else a converted copy in *owned. */
 static const void *bias_as(tfc_kernel_ctx *k, const tfc_tensor *b, tfc_dtype ct, void **owned, tfc_status *st) {
@@ -44,10 +36,12 @@ static const void *bias_as(tfc_kernel_ctx *k, const tfc_tensor *b, tfc_dtype ct,
  * compute form (NCHW and half/bfloat16 tensors staged through it as Conv2D's are). */
 static bool fused_conv2d(tfc_kernel_ctx *k, tfc_status *st) {
     const char *op = k->op->name;
-    tfc_epilogue ep;
-    if (!read_epilogue(k, &ep, st)) return false;
+    tfc_conv_state tmp;
+    const tfc_conv_state *s = tfc_conv_state_of(k, TFC_CONV_2D, true, &tmp, st);
+    if (!s) return false;
+    tfc_epilogue ep = s->ep;
     tfc_conv_geom g;
-    if (!tfc_conv_geom_init(op, TFC_CONV_2D, k->attrs, k->in[0]->shape.dims, k->in[1]->shape.dims, &g, st)) return false;
+    if (!tfc_conv_geom_make(op, TFC_CONV_2D, &s->a, k->in[0]->shape.dims, k->in[1]->shape.dims, &g, st)) return false;
     if (!k->out[0]) { /* shape left unknown by a graph trace */
         int64_t od[4];
         tfc_conv_dims(g.nchw, g.batch, g.out_h, g.out_w, g.out_c, od);
@@ -64,9 +58,17 @@ static bool fused_conv2d(tfc_kernel_ctx *k, tfc_status *st) {
     void *bias_owned = NULL;
     bool ok = tfc_conv_load(k, k->in[0], ct, g.nchw, &x, st) && tfc_conv_load(k, k->in[1], ct, false, &f, st) &&
               tfc_conv_out(out, ct, g.nchw, &y, st) && (ep.bias = bias_as(k, k->in[2], ct, &bias_owned, st));
-    if (ok)
-        ok = ct == TFC_FLOAT ? tfc_conv2d_fwd_ep_f32(k->pool, &g, x.data, f.data, y.data, &ep, st)
-                             : tfc_conv2d_fwd_ep_f64(k->pool, &g, x.data, f.data, y.data, &ep, st);
+    if (ok && ct == TFC_FLOAT) {
+        /* the instance's kept Winograd transform of a float32 filter (filter_cache.h) where that path runs */
+        void *token = NULL;
+        const float *u = s->fc && k->in[1]->dtype == TFC_FLOAT && tfc_conv2d_fwd_winograd_taken(&g)
+                             ? tfc_filter_cache_winograd(s->fc, k->pool, k->in[1], g.in_c, g.out_c, &token)
+                             : NULL;
+        ok = tfc_conv2d_fwd_ep_u_f32(k->pool, &g, x.data, f.data, u, y.data, &ep, st);
+        tfc_filter_cache_put(s->fc, token);
+    } else if (ok) {
+        ok = tfc_conv2d_fwd_ep_f64(k->pool, &g, x.data, f.data, y.data, &ep, st);
+    }
     if (ok) ok = tfc_conv_store(k, &y, out, ct, g.nchw, st);
     tfc_conv_release(&x);
     tfc_conv_release(&f);
@@ -77,9 +79,11 @@ static bool fused_conv2d(tfc_kernel_ctx *k, tfc_status *st) {
 
 /* _FusedMatMul(a, b, bias): C [m, n] = act(op(A) op(B) + bias). */
 static bool fused_matmul(tfc_kernel_ctx *k, tfc_status *st) {
-    tfc_epilogue ep;
-    if (!read_epilogue(k, &ep, st)) return false;
-    const bool ta = tfc_attrs_bool(k->attrs, "transpose_a", false), tb = tfc_attrs_bool(k->attrs, "transpose_b", false);
+    tfc_kstate tmp;
+    const tfc_kstate *s = tfc_kstate_of(k, &tmp, st);
+    if (!s) return false;
+    tfc_epilogue ep = s->ep;
+    const bool ta = s->ta, tb = s->tb;
     const tfc_tensor *a = k->in[0], *b = k->in[1];
     if (!k->out[0]) { /* shape left unknown by a graph trace */
         const int64_t od[2] = {a->shape.dims[ta ? 1 : 0], b->shape.dims[tb ? 0 : 1]};
@@ -246,8 +250,14 @@ static bool fused_bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
 }
 
 const tfc_kernel_reg tfc_cpu_kernels_fused[] = {
-    {"_FusedConv2D", fused_conv2d},
-    {"_FusedMatMul", fused_matmul},
     {"_FusedBiasAddGrad", fused_bias_add_grad},
     {NULL, NULL},
+};
+
+/* instances: attrs parsed at creation; _FusedConv2D keeps its filters' Winograd transforms */
+const tfc_kernel_def tfc_cpu_kernel_defs_fused[] = {
+    {.op = "_FusedConv2D", .device = "CPU", .compute = fused_conv2d, .create = tfc_conv_create_fused,
+     .destroy = tfc_conv_state_destroy},
+    TFC_KSTATE_DEF("_FusedMatMul", fused_matmul),
+    {.op = NULL},
 };

@@ -17,12 +17,9 @@
  * Inference calls this op with the same weights again and again, and the Winograd convolution transforms
  * its filter on every call (10% of a batch-1 CNN inference; once per slice here). So the transform of
  * float32 filters on that path is kept by the kernel instance (device/device.h: a graph node's own, or the
- * one eager calls with the same attrs share; U_CACHE entries each) with a reference to the filter's
- * buffer: tfc's tensors are immutable and its in-place writers (variable updates, optimizers) check that
- * they own a buffer alone before writing, so while the entry holds it the data cannot change (an update
- * copies instead; the next call finds a new buffer and transforms it). The held buffers stay allocated
- * until their entry is replaced or the instance goes (at most U_CACHE filters of at most U_MAX_FLOATS
- * transformed floats per instance). A call without an instance (the plain form) transforms every time.
+ * one eager calls with the same attrs share) in its filter cache (filter_cache.h), keyed by the filter
+ * buffer's uid and version, so a filter updated in place is transformed again on its next use. A call without
+ * an instance (the plain form) transforms every time.
  *
  * Also the training pair's kernels (fused_pool_ops.h): _TfcFusedConv2DMaxPoolTrain (MaxPool of the given
  * convolution output) and _TfcMaxPoolReluBiasGrad (its gradient's single pass, below), a first layer's
@@ -37,6 +34,7 @@
 #include "kernels/cpu/conv_internal.h"
 #include "kernels/cpu/conv_winograd.h"
 #include "kernels/cpu/epilogue.h"
+#include "kernels/cpu/filter_cache.h"
 #include "kernels/cpu/nn_internal.h"
 #include "kernels/cpu/pool_internal.h"
 #include "ops/fused_ops.h"
@@ -46,82 +44,15 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #define SLICE_BYTES (384 * 1024)
-#define U_CACHE 4
-#define U_MAX_FLOATS ((int64_t)1 << 20) /* 4 MB of transform: 16 x 256 x 256 channels */
 
-/* ---- kept Winograd filter transforms ---- */
-typedef struct {
-    tfc_buffer *buf;  /* the filter's buffer, referenced while cached (NULL: free entry) */
-    const void *data; /* the filter's data in it */
-    int64_t c, co;
-    float *u;         /* [16][c][co] */
-    int users;        /* calls using u now: not replaced meanwhile */
-    uint64_t used;    /* last use, for replacing the least recently used */
-} u_entry;
-
-typedef struct {
-    pthread_mutex_t mu; /* calls of one instance may overlap (eager threads, a graph run concurrently) */
-    u_entry e[U_CACHE];
-    uint64_t clock;
-} u_cache;
-
+/* ---- kept Winograd filter transforms (filter_cache.h): the instance's state ---- */
 static bool u_cache_create(tfc_kernel_ctx *k, void **state, tfc_status *st) {
     (void)k;
-    u_cache *c = tfc_calloc(1, sizeof *c);
-    if (!c) return tfc_status_oom(st, "Winograd filter cache", sizeof *c);
-    pthread_mutex_init(&c->mu, NULL);
-    *state = c;
+    if (!(*state = tfc_filter_cache_new())) return tfc_status_oom(st, "Winograd filter cache", 0);
     return true;
 }
 
-static void u_cache_destroy(void *state) {
-    u_cache *c = state;
-    if (!c) return;
-    for (int i = 0; i < U_CACHE; i++)
-        if (c->e[i].buf) {
-            tfc_buffer_unref(c->e[i].buf);
-            tfc_aligned_free(c->e[i].u);
-        }
-    pthread_mutex_destroy(&c->mu);
-    tfc_free(c);
-}
-
-/* The entry holding U of filter f ([3, 3, c, co] float32, its buffer allocated by tfc), found or made (the
- * least recently used unused entry replaced), with a user taken; NULL when it cannot be kept (a filter tfc
- * does not own, too large, every entry in use, no memory): the caller then transforms on every call. */
-static u_entry *u_get(u_cache *uc, tfc_threadpool *pool, const tfc_tensor *f, int64_t c, int64_t co) {
-    if (!uc || !f->buf || !f->buf->owned || 16 * c * co > U_MAX_FLOATS) return NULL;
-    pthread_mutex_lock(&uc->mu);
-    u_entry *e = NULL, *victim = NULL;
-    for (int i = 0; i < U_CACHE && !e; i++) {
-        u_entry *x = &uc->e[i];
-        if (x->buf == f->buf && x->data == f->data && x->c == c && x->co == co) e = x;
-        else if (!x->users && (!victim || (victim->buf && (!x->buf || x->used < victim->used)))) victim = x;
-    }
-    if (!e && victim) {
-        float *u = tfc_aligned_alloc((size_t)(16 * c * co) * sizeof(float));
-        if (u) {
-            if (victim->buf) {
-                tfc_buffer_unref(victim->buf);
-                tfc_aligned_free(victim->u);
-            }
-            tfc_conv_winograd_filter_f32(pool, f->data, c, co, u);
-            tfc_buffer_ref(f->buf);
-            *victim = (u_entry){.buf = f->buf, .data = f->data, .c = c, .co = co, .u = u};
-            e = victim;
-        }
-    }
-    if (e) e->users++, e->used = ++uc->clock;
-    pthread_mutex_unlock(&uc->mu);
-    return e;
-}
-
-static void u_put(u_cache *uc, u_entry *e) {
-    if (!e) return;
-    pthread_mutex_lock(&uc->mu);
-    e->users--;
-    pthread_mutex_unlock(&uc->mu);
-}
+static void u_cache_destroy(void *state) { tfc_filter_cache_free(state); }
 
 typedef struct {
     bool dbl;
@@ -534,13 +465,13 @@ static bool conv_pool_body(tfc_kernel_ctx *k, bool argmax, tfc_status *st) {
     whole.out_w = full_ow;
     one = whole;
     one.batch = per;
-    u_entry *ue = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !tfc_conv_im2col_forced() &&
-                          (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&whole))
-                      ? u_get(k->state, k->pool, k->in[1], cg.in_c, cg.out_c)
-                      : NULL;
-    j.u = ue ? ue->u : NULL;
+    void *token = NULL;
+    j.u = !dbl && (ep.act == TFC_EPI_NONE || ep.act == TFC_EPI_RELU) && !tfc_conv_im2col_forced() &&
+                  (tfc_conv_winograd_fwd_ok(&one) || tfc_conv_winograd_fwd_ok(&whole))
+              ? tfc_filter_cache_winograd(k->state, k->pool, k->in[1], cg.in_c, cg.out_c, &token)
+              : NULL;
     const bool ok = run_slices(k, &j, per, n_slices, macs, img, es, threads, st);
-    u_put(k->state, ue);
+    tfc_filter_cache_put(k->state, token);
     return ok;
 }
 

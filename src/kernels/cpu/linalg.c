@@ -14,6 +14,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_bf16.h"
 #include "kernels/cpu/kernels.h"
+#include "kernels/cpu/kstate.h"
 #include "kernels/cpu/linalg_blas.h"
 
 void tfc_blas_set_threads(const tfc_kernel_ctx *k) {
@@ -189,17 +190,15 @@ static bool matmul_run(tfc_kernel_ctx *k, bool ta, bool tb, tfc_status *st) {
     return true;
 }
 
+/* MatMul's transpose_a/b and BatchMatMulV2's adj_x/adj_y come parsed from the instance (kstate.h) */
 static bool mat_mul(tfc_kernel_ctx *k, tfc_status *st) {
-    return matmul_run(k, tfc_attrs_bool(k->attrs, "transpose_a", false), tfc_attrs_bool(k->attrs, "transpose_b", false),
-                      st);
+    tfc_kstate tmp;
+    const tfc_kstate *s = tfc_kstate_of(k, &tmp, st);
+    return s && matmul_run(k, s->ta, s->tb, st);
 }
 
-static bool batch_mat_mul_v2(tfc_kernel_ctx *k, tfc_status *st) {
-    return matmul_run(k, tfc_attrs_bool(k->attrs, "adj_x", false), tfc_attrs_bool(k->attrs, "adj_y", false), st);
-}
-
-const tfc_kernel_reg tfc_cpu_kernels_linalg[] = {
-    {"MatMul", mat_mul},
-    {"BatchMatMulV2", batch_mat_mul_v2},
-    {NULL, NULL},
+const tfc_kernel_def tfc_cpu_kernel_defs_linalg[] = {
+    TFC_KSTATE_DEF("MatMul", mat_mul),
+    TFC_KSTATE_DEF("BatchMatMulV2", mat_mul),
+    {.op = NULL},
 };

@@ -3,6 +3,7 @@
  * float32 and float64 run typed loops the compiler vectorises; half and bfloat16 are widened to float32
  * in blocks; integer dtypes (Relu, Relu6, BiasAdd) run typed loops too. */
 #include "core/size_check.h"
+#include "kernels/cpu/kstate.h"
 #include "kernels/cpu/nn_internal.h"
 
 /* ---- shared helpers ---- */
@@ -231,9 +232,9 @@ typedef struct {
     int64_t rows_per_chunk;
 } bias_job;
 
-static void bias_view(const tfc_kernel_ctx *k, const tfc_tensor *t, int64_t *outer, int64_t *ch, int64_t *inner) {
+/* nchw: data_format NCHW, parsed by the instance (kstate.h) */
+static void bias_view(bool nchw, const tfc_tensor *t, int64_t *outer, int64_t *ch, int64_t *inner) {
     const tfc_shape *s = &t->shape;
-    bool nchw = !strcmp(tfc_attrs_string(k->attrs, "data_format", "NHWC"), "NCHW");
     int cd = nchw ? 1 : s->rank - 1;
     /* an empty tensor walks nothing: [2^31, 4, 0] must not loop 2^31 times over empty rows */
     *outer = t->num_elements ? tfc_dims_product(s->dims, 0, cd) : 0;
@@ -297,7 +298,10 @@ static void bias_add_range(void *arg, int64_t begin, int64_t end) {
 
 static bool bias_add(tfc_kernel_ctx *k, tfc_status *st) {
     bias_job j = {.dt = k->in[0]->dtype, .x = k->in[0]->data, .bias = k->in[1]->data, .y = k->out[0]->data};
-    bias_view(k, k->in[0], &j.outer, &j.ch, &j.inner);
+    tfc_kstate tmp;
+    const tfc_kstate *ks = tfc_kstate_of(k, &tmp, st);
+    if (!ks) return false;
+    bias_view(ks->nchw, k->in[0], &j.outer, &j.ch, &j.inner);
     if (k->out[0]->num_elements == 0) return true;
     float *bf = NULL;
     if (nn_is_half(j.dt)) {
@@ -382,7 +386,10 @@ static void bias_grad_channels(void *arg, int64_t begin, int64_t end) {
 static bool bias_add_grad(tfc_kernel_ctx *k, tfc_status *st) {
     bias_job jb = {.dt = k->in[0]->dtype, .simd = tfc_nn_simd_get(), .x = k->in[0]->data, .y = k->out[0]->data};
     bias_job *j = &jb;
-    bias_view(k, k->in[0], &j->outer, &j->ch, &j->inner);
+    tfc_kstate tmp;
+    const tfc_kstate *ks = tfc_kstate_of(k, &tmp, st);
+    if (!ks) return false;
+    bias_view(ks->nchw, k->in[0], &j->outer, &j->ch, &j->inner);
     switch (j->dt) {
     case TFC_INT8: BIAS_GRAD_INT(int8_t); return true;
     case TFC_UINT8: BIAS_GRAD_INT(uint8_t); return true;
@@ -476,13 +483,24 @@ static bool l2_loss(tfc_kernel_ctx *k, tfc_status *st) {
     return true;
 }
 
+/* the kernels with attrs parsed once per instance (kstate.h); Softmax has none to parse, but runs as an
+ * instance too, so every hot nn kernel goes through one path */
+const tfc_kernel_def tfc_cpu_kernel_defs_nn[] = {
+    TFC_KSTATE_DEF("BiasAdd", bias_add),
+    TFC_KSTATE_DEF("BiasAddGrad", bias_add_grad),
+    TFC_KSTATE_DEF("Softmax", tfc_nn_softmax),
+    TFC_KSTATE_DEF("FusedBatchNormV3", tfc_nn_fused_batch_norm),
+    TFC_KSTATE_DEF("FusedBatchNormGradV3", tfc_nn_fused_batch_norm_grad),
+    {.op = NULL},
+};
+
 const tfc_kernel_reg tfc_cpu_kernels_nn[] = {
     {"Relu", relu}, {"ReluGrad", relu_grad}, {"Relu6", relu6}, {"Relu6Grad", relu6_grad},
     {"LeakyRelu", leaky_relu}, {"LeakyReluGrad", leaky_relu_grad}, {"Elu", elu}, {"EluGrad", elu_grad},
     {"Selu", selu}, {"SeluGrad", selu_grad}, {"Softplus", softplus}, {"SoftplusGrad", softplus_grad},
-    {"Softsign", softsign}, {"SoftsignGrad", softsign_grad}, {"BiasAdd", bias_add},
-    {"BiasAddGrad", bias_add_grad}, {"L2Loss", l2_loss}, {"Softmax", tfc_nn_softmax},
+    {"Softsign", softsign}, {"SoftsignGrad", softsign_grad},
+    {"L2Loss", l2_loss},
     {"LogSoftmax", tfc_nn_log_softmax}, {"SoftmaxCrossEntropyWithLogits", tfc_nn_xent},
-    {"SparseSoftmaxCrossEntropyWithLogits", tfc_nn_sparse_xent}, {"FusedBatchNormV3", tfc_nn_fused_batch_norm},
-    {"FusedBatchNormGradV3", tfc_nn_fused_batch_norm_grad}, {NULL, NULL},
+    {"SparseSoftmaxCrossEntropyWithLogits", tfc_nn_sparse_xent},
+    {NULL, NULL},
 };

@@ -9,6 +9,7 @@
  * run in parallel, vectorised along the spatial strip). Statistics accumulate in double over float
  * blocks. half/bfloat16 inputs are widened to float32; U (the statistics dtype) is read into double. */
 #include "core/size_check.h"
+#include "kernels/cpu/kstate.h"
 #include "kernels/cpu/nn_internal.h"
 
 typedef struct {
@@ -225,9 +226,9 @@ static void fill_u(tfc_tensor *t, double v) {
     for (int64_t i = 0; i < t->num_elements; i++) tfc_dtype_set_f64(t->dtype, t->data, i, v);
 }
 
-static void bn_view(const tfc_kernel_ctx *k, const tfc_tensor *x, bn_job *j) {
-    const char *df = tfc_attrs_string(k->attrs, "data_format", "NHWC");
-    int cd = (!strcmp(df, "NCHW") || !strcmp(df, "NCDHW")) ? 1 : x->shape.rank - 1;
+/* nchw: channels in dim 1 (data_format NCHW or NCDHW, parsed by the instance: kstate.h) */
+static void bn_view(bool nchw, const tfc_tensor *x, bn_job *j) {
+    int cd = nchw ? 1 : x->shape.rank - 1;
     j->outer = x->num_elements ? tfc_dims_product(x->shape.dims, 0, cd) : 0; /* empty: no rows to walk */
     j->inner = x->num_elements ? tfc_dims_product(x->shape.dims, cd + 1, x->shape.rank) : 0;
     j->ch = x->shape.dims[cd];
@@ -291,12 +292,13 @@ bool tfc_nn_fused_batch_norm(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *x = k->in[0];
     tfc_tensor *y = k->out[0], *bmean = k->out[1], *bvar = k->out[2], *rs1 = k->out[3], *rs2 = k->out[4],
                *rs3 = k->out[5];
-    bool training = tfc_attrs_bool(k->attrs, "is_training", true);
-    /* float attrs are float32 in TensorFlow */
-    double eps = (float)tfc_attrs_float(k->attrs, "epsilon", 1e-4),
-           f = (float)tfc_attrs_float(k->attrs, "exponential_avg_factor", 1.0);
+    tfc_kstate tmp;
+    const tfc_kstate *ks = tfc_kstate_of(k, &tmp, st);
+    if (!ks) return false;
+    bool training = ks->training;
+    double eps = ks->eps, f = ks->factor; /* float32 values, as TensorFlow's float attrs */
     bn_job j = {.training = training, .eps = eps};
-    bn_view(k, x, &j);
+    bn_view(ks->nchw, x, &j);
     int64_t C = j.ch, n = j.outer * j.inner;
     fill_u(rs3, 0.0);
     if (x->num_elements == 0) { /* TensorFlow: NaN statistics, zero reserve spaces */
@@ -374,10 +376,13 @@ bool tfc_nn_fused_batch_norm(tfc_kernel_ctx *k, tfc_status *st) {
 bool tfc_nn_fused_batch_norm_grad(tfc_kernel_ctx *k, tfc_status *st) {
     const tfc_tensor *dy = k->in[0], *x = k->in[1];
     tfc_tensor *dx = k->out[0], *dscale = k->out[1], *doffset = k->out[2];
-    bool training = tfc_attrs_bool(k->attrs, "is_training", true);
-    double eps = (float)tfc_attrs_float(k->attrs, "epsilon", 1e-4);
+    tfc_kstate tmp;
+    const tfc_kstate *ks = tfc_kstate_of(k, &tmp, st);
+    if (!ks) return false;
+    bool training = ks->training;
+    double eps = ks->eps;
     bn_job j = {.training = training, .grad = true, .eps = eps};
-    bn_view(k, x, &j);
+    bn_view(ks->nchw, x, &j);
     int64_t C = j.ch, n = j.outer * j.inner;
     if (x->num_elements == 0) {
         fill_u(dscale, 0.0);

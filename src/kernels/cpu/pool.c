@@ -209,8 +209,10 @@ static bool pool_run(tfc_kernel_ctx *k, pool_op op, tfc_status *st) {
     } else {
         memcpy(in_dims, k->in[0]->shape.dims, sizeof in_dims);
     }
+    tfc_conv_state tmp;
+    const tfc_conv_state *s = tfc_conv_state_of(k, TFC_CONV_POOL, false, &tmp, st);
     tfc_conv_geom g;
-    if (!tfc_conv_geom_init(k->op->name, TFC_CONV_POOL, k->attrs, in_dims, NULL, &g, st)) return false;
+    if (!s || !tfc_conv_geom_make(k->op->name, TFC_CONV_POOL, &s->a, in_dims, NULL, &g, st)) return false;
     if (!out) {
         int64_t od[4];
         if (op == MAX_POOL_GRAD || op == AVG_POOL_GRAD) memcpy(od, in_dims, sizeof od);

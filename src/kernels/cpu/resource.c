@@ -112,6 +112,7 @@ static bool assign_update(tfc_kernel_ctx *k, double sign, tfc_status *st) {
     } else if ((ok = check_value(k, v, x, st))) {
         tfc_tensor *cur = v->value;
         if (atomic_load(&cur->refcount) == 1 && atomic_load(&cur->buf->refcount) == 1 && cur->buf->owned) {
+            tfc_buffer_written(cur->buf);
             add_into(cur->dtype, cur->data, cur->data, x->data, cur->num_elements, sign);
         } else {
             tfc_tensor *nv = tfc_tensor_alloc(cur->dtype, &cur->shape, st);

@@ -290,6 +290,7 @@ static bool apply(tfc_kernel_ctx *k, kind kd, tfc_status *st) {
         tfc_tensor *cur = v[i]->value;
         j.src[i] = cur->data;
         if (atomic_load(&cur->refcount) == 1 && atomic_load(&cur->buf->refcount) == 1 && cur->buf->owned) {
+            tfc_buffer_written(cur->buf);
             j.dst[i] = cur->data;
         } else if ((fresh[i] = tfc_tensor_alloc(cur->dtype, &cur->shape, st))) {
             j.dst[i] = fresh[i]->data;
