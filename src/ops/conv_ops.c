@@ -190,7 +190,8 @@ bool tfc_conv_geom_make(const char *op, tfc_conv_kind kind, const tfc_conv_attrs
     case TFC_CONV_2D:
         dims_str_shape(f_dims, &fs);
         g->k_h = f_dims[0], g->k_w = f_dims[1], g->k_c = f_dims[2], g->out_c = f_dims[3];
-        if (!g->k_h || !g->k_w || !g->k_c || !g->out_c)
+        /* a filter of 0 output channels gives an empty output, as TensorFlow's (its other dims may not be 0) */
+        if (!g->k_h || !g->k_w || !g->k_c)
             return tfc_op_error(op, st, "filter must not have zero elements (i.e. all dimensions must be non-zero), got filter %s",
                                 SHP(&fs));
         if (g->in_c == 0 || g->in_c % g->k_c)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import (FLOAT_DTYPES, assert_both_raise, assert_close, assert_grad_matches, assert_op_matches,
-                      random_array, require_ops, tf, tfc)
+                      random_array, require_ops, run_tf, run_tfc, tf, tfc)
 
 CONV_OPS = ["Conv2D", "Conv2DBackpropInput", "Conv2DBackpropFilter", "DepthwiseConv2dNative",
             "DepthwiseConv2dNativeBackpropInput", "DepthwiseConv2dNativeBackpropFilter"]
@@ -739,12 +739,30 @@ def test_conv_errors_match_tf(rng):
         ("Conv2D", {"input": x, "filter": f}, dict(ok, dilations=[1, 0, 1, 1])),
         ("Conv2D", {"input": x, "filter": f}, dict(ok, dilations=[1, 1, 1])),
         ("Conv2D", {"input": x, "filter": f}, dict(ok, dilations=[1, 3, 3, 1])),          # output would be negative
-        ("Conv2D", {"input": x, "filter": random_array(rng, (3, 3, 3, 0))}, ok),
+        ("Conv2D", {"input": x, "filter": random_array(rng, (0, 3, 3, 4))}, ok),
         ("DepthwiseConv2dNative", {"input": x, "filter": random_array(rng, (3, 3, 2, 2))}, ok),
         ("DepthwiseConv2dNative", {"input": x, "filter": f}, {"strides": [1, 0, 0, 1], "padding": "VALID"}),
     ]
     for op, inputs, attrs in bad:
         assert_both_raise(op, inputs, attrs)
+
+
+def test_conv_zero_output_channels_as_tf(rng):
+    """A filter with 0 output channels gives an empty output (and a zero input gradient), as TensorFlow's."""
+    require_ops(*CONV_OPS)
+    x, f = random_array(rng, (2, 5, 5, 3)), random_array(rng, (3, 3, 3, 0))
+    dy = random_array(rng, (2, 3, 3, 0))
+    ok = {"strides": [1, 1, 1, 1], "padding": "VALID"}
+    cases = [
+        ("Conv2D", {"input": x, "filter": f}),
+        ("Conv2DBackpropInput", {"input_sizes": np.array([2, 5, 5, 3], np.int32), "filter": f, "out_backprop": dy}),
+        ("Conv2DBackpropFilter", {"input": x, "filter_sizes": np.array([3, 3, 3, 0], np.int32), "out_backprop": dy}),
+    ]
+    for op, inputs in cases:
+        want = np.asarray(run_tf(op, inputs, ok))
+        got = np.asarray(run_tfc(op, inputs, ok))
+        assert got.shape == want.shape, op
+        np.testing.assert_array_equal(got, want)
 
 
 def test_pool_errors_match_tf(rng):

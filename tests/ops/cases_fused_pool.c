@@ -165,7 +165,7 @@ const bad_case bad_cases_fused_pool[] = {
     BAD("EXPLICIT padding", INV, CONV_IN, 6, ATTRS(S1, PAD("EXPLICIT"), RELU, P22), OP, "padding"),
     BAD("bad pool_padding", INV, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, KS(2, 2), PS(2, 2), PPAD("FULL")), OP,
         "pool_padding"),
-    BAD("filter without output channels", INV, INS(X, IN_T(4, 3, 3, 3, 0), B(0)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP,
+    BAD("filter without columns", INV, INS(X, IN_T(4, 3, 0, 3, 2), B(2)), 6, ATTRS(S1, PAD("SAME"), RELU, P22), OP,
         "zero elements"),
     {OP, "int32 input", 3, CONV_IN, 6, ATTRS(S1, PAD("SAME"), RELU, P22), .dtype = TFC_INT32, .code = INV,
      .expect = {OP, NULL}},
