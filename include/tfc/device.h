@@ -36,16 +36,17 @@ TFC_API bool tfc_device_supports_op(const tfc_device *d, const char *op_name, tf
 /* The device holding t's data (tensor.device): the CPU device for every tensor today. */
 TFC_API const tfc_device *tfc_tensor_device(const tfc_tensor *t);
 
-/* The device allocator's counters (tf.config.experimental.get_memory_info's 'current' and 'peak'): tensor data
- * allocated through the device's allocator, which every tensor a kernel or tfc_tensor_new makes uses (data
- * wrapped from caller memory is not counted). current: bytes held now; peak: the most held at once since the
- * process started or the last tfc_device_reset_memory_stats; allocs: allocations made since the process
- * started. All zero for a NULL device. Safe from any thread (the counters are process-wide atomics). */
+/* Counters of a device allocator, in bytes (allocs: a count). */
 typedef struct tfc_device_memory_info {
     int64_t current;
     int64_t peak;
     int64_t allocs;
 } tfc_device_memory_info;
+/* The device allocator's counters (tf.config.experimental.get_memory_info's 'current' and 'peak'): tensor data
+ * allocated through the device's allocator, which every tensor a kernel or tfc_tensor_new makes uses (data
+ * wrapped from caller memory is not counted). current: bytes held now; peak: the most held at once since the
+ * process started or the last tfc_device_reset_memory_stats; allocs: allocations made since the process
+ * started. All zero for a NULL device. Safe from any thread (the counters are process-wide atomics). */
 TFC_API tfc_device_memory_info tfc_device_get_memory_info(const tfc_device *d);
 /* tf.config.experimental.reset_memory_stats: peak becomes current (NULL: nothing). */
 TFC_API void tfc_device_reset_memory_stats(const tfc_device *d);
