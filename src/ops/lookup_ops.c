@@ -1,14 +1,15 @@
 /* Lookup table ops (tensorflow/core/ops/lookup_ops.cc): hash tables behind resource handles — HashTableV2 (filled
  * once by an initializer) and MutableHashTableV2 — with their lookups, inserts, imports, exports, sizes and the
- * two initializers (from tensors, from a text file such as a vocabulary asset). Tables hold scalar values; keys
- * are string, int32 or int64. Data-dependent errors (a key dtype other than the table's, an uninitialized table,
- * a bad vocabulary line) come from the kernels, naming the op and the table or file. None has a gradient. */
+ * two initializers (from tensors, from a text file such as a vocabulary asset). Tables hold scalar values (half
+ * and bfloat16 values are kept as their float value); keys are string, int32 or int64. Data-dependent errors (a
+ * key dtype other than the table's, an uninitialized table, a bad vocabulary line) come from the kernels, naming
+ * the op and the table or file. None has a gradient. */
 #include <string.h>
 
 #include "ops/op_util.h"
 
 #define KEY_TYPES "{string, int32, int64}"
-#define VALUE_TYPES "{string, int32, int64, float, double, bool}"
+#define VALUE_TYPES "{string, int32, int64, float, double, half, bfloat16, bool}"
 #define TABLE_ATTRS                                                                                                    \
     "container: string = '', shared_name: string = '', use_node_name_sharing: bool = false, key_dtype: " KEY_TYPES     \
     ", value_dtype: " VALUE_TYPES

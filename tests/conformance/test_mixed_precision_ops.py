@@ -101,6 +101,23 @@ def test_registry_accepts_half_and_bfloat16_where_tensorflow_does():
     assert not missing, "ops without a dtype TensorFlow allows: " + ", ".join(missing)
 
 
+@pytest.mark.parametrize("dtype", LOWP)
+def test_hash_table_half_values(rng, dtype):
+    """HashTableV2's op def allows float16/bfloat16 values (TensorFlow registers no CPU kernel for them: NOT_FOUND
+    there); tfc's table gives each found key its value rounded to the dtype as TensorFlow's Cast rounds, and the
+    default for the others."""
+    keys = rng.choice(1000, size=8, replace=False).astype(np.int64)
+    vals = random_array(rng, (8,), "float32", -50, 50)
+    pick = rng.permutation(8)[:5]
+    probe = np.concatenate([keys[pick], np.array([1000, 1001], np.int64)])
+    h = tfc.raw_ops.HashTableV2(key_dtype="int64", value_dtype=dtype)
+    tfc.raw_ops.InitializeTableV2(table_handle=h, keys=keys, values=tfc.raw_ops.Cast(x=vals, DstT=dtype))
+    found = tfc.raw_ops.LookupTableFindV2(table_handle=h, keys=probe,
+                                          default_value=tfc.raw_ops.Cast(x=np.float32(-7.5), DstT=dtype))
+    want = tf.cast(tf.cast(np.concatenate([vals[pick], [-7.5, -7.5]]).astype(np.float32), dtype), tf.float32)
+    np.testing.assert_array_equal(np.asarray(tfc.raw_ops.Cast(x=found, DstT="float32")), want.numpy())
+
+
 # ---- Cast ------------------------------------------------------------------------------------------------
 
 def _special_floats(rng, n):

@@ -79,7 +79,7 @@ static uint64_t hash_of(tfc_dtype dt, const tval *v) {
 static bool same(tfc_dtype dt, const tval *a, const tval *b) {
     switch (dt) {
     case TFC_STRING: return a->n == b->n && !memcmp(a->s, b->s, a->n);
-    case TFC_FLOAT: case TFC_DOUBLE: return a->d == b->d;
+    case TFC_FLOAT: case TFC_DOUBLE: case TFC_HALF: case TFC_BFLOAT16: return a->d == b->d;
     default: return a->i == b->i;
     }
 }
@@ -99,6 +99,8 @@ static void get(const tfc_tensor *t, int64_t i, tval *v) {
     case TFC_BOOL: v->i = ((const bool *)t->data)[i]; break;
     case TFC_FLOAT: v->d = ((const float *)t->data)[i]; break;
     case TFC_DOUBLE: v->d = ((const double *)t->data)[i]; break;
+    case TFC_HALF: v->d = tfc_half_to_float(((const tfc_half *)t->data)[i]); break;
+    case TFC_BFLOAT16: v->d = tfc_bfloat16_to_float(((const tfc_bfloat16 *)t->data)[i]); break;
     default: break;
     }
 }
@@ -111,6 +113,8 @@ static bool put(tfc_tensor *t, int64_t i, const tval *v, tfc_status *st) {
     case TFC_BOOL: ((bool *)t->data)[i] = v->i != 0; break;
     case TFC_FLOAT: ((float *)t->data)[i] = (float)v->d; break;
     case TFC_DOUBLE: ((double *)t->data)[i] = v->d; break;
+    case TFC_HALF: ((tfc_half *)t->data)[i] = tfc_half_from_float((float)v->d); break;
+    case TFC_BFLOAT16: ((tfc_bfloat16 *)t->data)[i] = tfc_bfloat16_from_float((float)v->d); break;
     default: break;
     }
     return true;
@@ -119,7 +123,7 @@ static bool put(tfc_tensor *t, int64_t i, const tval *v, tfc_status *st) {
 /* A key or value as text for messages. */
 static const char *show(tfc_dtype dt, const tval *v, char *buf, size_t n) {
     if (dt == TFC_STRING) snprintf(buf, n, "'%.*s'", (int)(v->n > 100 ? 100 : v->n), v->s);
-    else if (dt == TFC_FLOAT || dt == TFC_DOUBLE) snprintf(buf, n, "%.9g", v->d);
+    else if (tfc_dtype_is_floating(dt)) snprintf(buf, n, "%.9g", v->d);
     else snprintf(buf, n, "%lld", (long long)v->i);
     return buf;
 }
