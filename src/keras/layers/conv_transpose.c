@@ -302,28 +302,6 @@ tfc_layer *tfc_layers_conv2d_transpose_new(const tfc_conv_transpose_layer_opts *
     return convt_new(&conv2d_transpose_class, 2, o);
 }
 
-/* An int or a list of `rank` ints (Keras's normalize_tuple); an int fills every entry. */
-static bool get_tuple(const cJSON *cfg, const char *cls, const char *key, int rank, int64_t out[2], bool *has,
-                      tfc_status *st) {
-    int64_t v[TFC_MAX_RANK];
-    int n = 0;
-    bool present = false;
-    if (!tfc_json_get_i64_list(cfg, key, v, TFC_MAX_RANK, &n, &present, st)) return false;
-    if (has) *has = present;
-    if (!present) return true;
-    const cJSON *item = cJSON_GetObjectItemCaseSensitive(cfg, key);
-    if (cJSON_IsNumber(item)) {
-        out[0] = out[1] = v[0];
-        return true;
-    }
-    if (n != rank)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "%s: the `%s` argument must be a tuple of %d integers; received %d values", cls, key,
-                              rank, n);
-    for (int i = 0; i < rank; i++) out[i] = v[i];
-    return true;
-}
-
 static tfc_layer *convt_from_config(const cJSON *cfg, int rank, const char *cls, tfc_status *st) {
     tfc_layer_common_cfg cc;
     if (!tfc_json_get_common(cfg, &cc, st)) return NULL;
@@ -336,11 +314,11 @@ static tfc_layer *convt_from_config(const cJSON *cfg, int rank, const char *cls,
     int64_t groups = 1;
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(cfg, "output_padding");
     if (!tfc_json_get_i64(cfg, "filters", &o.filters, &has_f, st) ||
-        !get_tuple(cfg, cls, "kernel_size", rank, o.kernel_size, &has_k, st) ||
-        !get_tuple(cfg, cls, "strides", rank, o.strides, NULL, st) ||
-        !get_tuple(cfg, cls, "dilation_rate", rank, o.dilation_rate, NULL, st) ||
+        !tfc_kconv_json_tuple(cfg, "kernel_size", rank, o.kernel_size, &has_k, st) ||
+        !tfc_kconv_json_tuple(cfg, "strides", rank, o.strides, NULL, st) ||
+        !tfc_kconv_json_tuple(cfg, "dilation_rate", rank, o.dilation_rate, NULL, st) ||
         (op && !cJSON_IsNull(op) &&
-         !get_tuple(cfg, cls, "output_padding", rank, o.output_padding, &o.has_output_padding, st)) ||
+         !tfc_kconv_json_tuple(cfg, "output_padding", rank, o.output_padding, &o.has_output_padding, st)) ||
         !tfc_json_get_i64(cfg, "groups", &groups, NULL, st) ||
         !tfc_json_get_str(cfg, "padding", &o.padding, NULL, st) ||
         !tfc_json_get_str(cfg, "data_format", &o.data_format, NULL, st) ||

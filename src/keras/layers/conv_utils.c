@@ -121,24 +121,29 @@ bool tfc_kconv_validate_axes(const tfc_layer *l, const int64_t *axes, int n, int
 
 /* ---- config readers ---- */
 
-bool tfc_kconv_json_pair(const cJSON *cfg, const char *key, int64_t out[2], bool *present, tfc_status *st) {
-    int64_t v[2];
+bool tfc_kconv_json_tuple(const cJSON *cfg, const char *key, int rank, int64_t *out, bool *present, tfc_status *st) {
+    int64_t v[3];
     int n = 0;
     bool has = false;
-    if (!tfc_json_get_i64_list(cfg, key, v, 2, &n, &has, st)) return false;
+    if (!tfc_json_get_i64_list(cfg, key, v, rank, &n, &has, st)) return false;
     if (present) *present = has;
     if (!has) return true;
-    if (n == 1 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cfg, key))) v[1] = v[0];
-    else if (n != 2)
+    if (n == 1 && cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(cfg, key)))
+        for (int i = 1; i < rank; i++) v[i] = v[0];
+    else if (n != rank)
         return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "The `%s` argument must be a tuple of 2 integers. Received: %d values", key, n);
-    if (v[0] < 0 || v[1] < 0)
-        return tfc_status_set(st, TFC_INVALID_ARGUMENT,
-                              "The `%s` argument must be a tuple of 2 integers. Received: (%lld, %lld)", key,
-                              (long long)v[0], (long long)v[1]);
-    out[0] = v[0];
-    out[1] = v[1];
+                              "The `%s` argument must be a tuple of %d integers. Received: %d values", key, rank, n);
+    for (int i = 0; i < rank; i++)
+        if (v[i] < 0)
+            return tfc_status_set(st, TFC_INVALID_ARGUMENT,
+                                  "The `%s` argument must be a tuple of %d integers. Received: %lld at index %d", key,
+                                  rank, (long long)v[i], i);
+    for (int i = 0; i < rank; i++) out[i] = v[i];
     return true;
+}
+
+bool tfc_kconv_json_pair(const cJSON *cfg, const char *key, int64_t out[2], bool *present, tfc_status *st) {
+    return tfc_kconv_json_tuple(cfg, key, 2, out, present, st);
 }
 
 static bool json_choice(const cJSON *cfg, const char *key, const char *const *ok, const char *msg, const char **out,

@@ -43,7 +43,9 @@ bool tfc_kconv_validate_axes(const tfc_layer *l, const int64_t *axes, int n, int
 char *tfc_kconv_tuple_str(const int64_t *v, int n, char *buf, size_t size);
 
 /* ---- config readers: absent keys leave out unchanged ---- */
-/* A pair given as an int or a list of 2 ints (kernel_size, strides, pool_size, dilation_rate). */
+/* An int or a list of `rank` (1 .. 3) non-negative ints (Keras's normalize_tuple); an int fills every entry. */
+bool tfc_kconv_json_tuple(const cJSON *cfg, const char *key, int rank, int64_t *out, bool *present, tfc_status *st);
+/* tfc_kconv_json_tuple of rank 2 (kernel_size, strides, pool_size, dilation_rate). */
 bool tfc_kconv_json_pair(const cJSON *cfg, const char *key, int64_t out[2], bool *present, tfc_status *st);
 /* "padding" / "data_format": strings (case-insensitive) that must be valid; INVALID_ARGUMENT naming the value
  * otherwise, with Keras's message. *out is borrowed from cfg. */
